@@ -1,21 +1,52 @@
-import { useCallback, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useState, type ReactNode } from "react";
 import { AppError, ipc } from "../ipc";
 import { useHistoryChanges } from "../historyChanges";
 
 const pct = (r: number | null) => (r === null ? "—" : `${Math.round(r * 100)}%`);
 
-/** Session links behind a number: the person checks the evidence, not just the figure. */
-function Sessions({ ids, onOpen, label }: { ids: string[]; onOpen: (id: string) => void; label: string }) {
+/** A task's title short enough to sit in a row of links: cut at a word, said whole on hover. */
+function short(title: string): string {
+  if (title.length <= 40) return title;
+  const cut = title.slice(0, 40);
+  return `${cut.includes(" ") ? cut.slice(0, cut.lastIndexOf(" ")) : cut}…`;
+}
+
+/** Session links behind a number, named by their tasks (`titles`; one not found, by its id's
+ * end): the person checks the evidence, not just the figure. */
+function Sessions({ ids, titles, onOpen }: { ids: string[]; titles: Map<string, string>; onOpen: (id: string) => void }) {
   if (ids.length === 0) return null;
   return (
     <span className="trust-links">
-      {ids.map((id, n) => (
-        <button key={id} className="link" onClick={() => onOpen(id)} data-testid="trust-session" title={`Open ${id}`}>
-          {label} {n + 1}
-        </button>
-      ))}
+      {ids.map((id) => {
+        const title = titles.get(id);
+        return (
+          <button key={id} className="link" onClick={() => onOpen(id)} data-testid="trust-session" title={title ? `Open “${title}”` : `Open ${id}`}>
+            {title ? short(title) : `session ${id.slice(-6)}`}
+          </button>
+        );
+      })}
     </span>
   );
+}
+
+/** The titles of the sessions the figures name, asked for once per answer of the figures. */
+function useTitles(ids: string[]): Map<string, string> {
+  const [titles, setTitles] = useState<Map<string, string>>(new Map());
+  const key = ids.join(" ");
+  useEffect(() => {
+    if (!key) return;
+    let live = true;
+    const wanted = key.split(" ");
+    ipc.listSessions({ ids: wanted, limit: wanted.length + 64 }).then(
+      (rows) => live && setTitles(new Map((rows ?? []).map((r) => [r.id, r.title]))),
+      // Without titles the links still open their sessions, named by their ids.
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [key]);
+  return titles;
 }
 
 /** Figures read from the whole history: read again whenever it changes (a session deleted, a
@@ -47,6 +78,7 @@ function useHistoryFigures<T>(read: () => Promise<T[]>): { rows: T[] | null; fai
 /** How far to trust each evaluator model, from the reviews the person decided. */
 export function TrustPanel({ onOpen }: { onOpen: (id: string) => void }) {
   const { rows, failed } = useHistoryFigures(ipc.evaluatorTrust);
+  const titles = useTitles([...new Set((rows ?? []).flatMap((t) => [...t.false_done, ...t.sent_back_then_approved]))]);
   return (
     <details className="panel storage" data-testid="trust-view">
       <summary>How far to trust the evaluator</summary>
@@ -76,13 +108,13 @@ export function TrustPanel({ onOpen }: { onOpen: (id: string) => void }) {
                   <span data-testid="trust-false-done">
                     {pct(t.false_done_rate)} ({t.false_done_reviews} of {t.done_verdicts})
                   </span>{" "}
-                  <Sessions ids={t.false_done} onOpen={onOpen} label="session" />
+                  <Sessions ids={t.false_done} titles={titles} onOpen={onOpen} />
                 </td>
                 <td>
                   <span data-testid="trust-sent-back">
                     {t.sent_back_then_approved.length} of {t.sent_back}
                   </span>{" "}
-                  <Sessions ids={t.sent_back_then_approved} onOpen={onOpen} label="session" />
+                  <Sessions ids={t.sent_back_then_approved} titles={titles} onOpen={onOpen} />
                 </td>
               </tr>
             ))}

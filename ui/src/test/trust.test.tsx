@@ -28,6 +28,30 @@ describe("the Trust view in History", () => {
     expect(opened, "a number links to the sessions behind it").toEqual(["ses_c"]);
   });
 
+  it("names the sessions behind a number by their tasks, not session 1, 2", async () => {
+    const asked: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") {
+        const filter = (args as { filter: { ids?: string[] } | null }).filter ?? {};
+        if (!filter.ids) return [];
+        asked.push(filter.ids);
+        return [
+          { id: "ses_b", title: "Fix the parser" },
+          { id: "ses_c", title: "Write the changelog for the release of version two, with every change" },
+        ];
+      }
+      if (cmd === "evaluator_trust") return [judge({})];
+      if (cmd === "checkpoint_usage") return [];
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByText("How far to trust the evaluator"));
+    const row = await screen.findByTestId("trust-row");
+    await waitFor(() => expect(within(row).getAllByTestId("trust-session").map((b) => b.textContent)).toEqual(["Fix the parser", "Write the changelog for the release of…", "session ses_a"]));
+    expect(within(row).getAllByTestId("trust-session")[1]).toHaveAttribute("title", "Open “Write the changelog for the release of version two, with every change”");
+    expect(asked, "asked once, for every session named").toEqual([["ses_b", "ses_c", "ses_a"]]);
+  });
+
   it("follows the history: a deleted session's figures go, and a failed load can be tried again", async () => {
     let figures: EvaluatorTrust[] | "broken" = "broken";
     mockIPC(
