@@ -350,9 +350,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
                 <strong>{item.verdict === "not_done" ? "yes" : item.verdict === "done" ? "no" : item.verdict.replace("_", " ")}</strong>
               </span>
             ) : (
-              <>
+              <span>
                 Evaluator: <strong>{item.verdict.replace("_", " ")}</strong>
-              </>
+              </span>
             )}
             {!item.parseOk && <span className="muted">(no usable answer)</span>}
           </div>
@@ -373,8 +373,12 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card evaluation compared" data-testid="compared-card" data-prefers={item.prefers}>
           <div className="card-head static">
-            <Scale size={14} aria-hidden /> Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with {names[item.other] ?? "another of the task"}:{" "}
-            <strong>{{ this: "prefers this one", other: "prefers the other", neither: "finds them equally good", disagreed: "gave two answers that disagree" }[item.prefers]}</strong>
+            <Scale size={14} aria-hidden />
+            {/* One box: loose words and a <strong> were two columns of the head's flex row. */}
+            <span data-testid="compared-words">
+              Evaluator{item.model ? ` (${item.model})` : ""}, comparing this attempt with {names[item.other] ?? "another of the task"}:{" "}
+              <strong>{{ this: "prefers this one", other: "prefers the other", neither: "finds them equally good", disagreed: "gave two answers that disagree" }[item.prefers]}</strong>
+            </span>
           </div>
           <div className="card-body">
             <p>{item.reason}</p>
@@ -388,7 +392,10 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card verification" data-testid="verification-card">
           <div className="card-head static">
-            <SquareTerminal size={14} aria-hidden /> {item.of > 1 ? `Verification ${item.nth} of ${item.of}` : "Verification"}: <code>{item.command}</code> {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
+            <SquareTerminal size={14} aria-hidden />
+            <span>
+              {item.of > 1 ? `Verification ${item.nth} of ${item.of}` : "Verification"}: <code>{item.command}</code> {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
+            </span>
             {item.nth > 0 && <span className="muted small tag">{item.personsOwn ? "your verify command" : "named by the agent"}</span>}
           </div>
           {!item.skipped && item.outputTail && <pre className="output">{item.outputTail}</pre>}

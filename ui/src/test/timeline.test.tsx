@@ -185,6 +185,32 @@ describe("what the task was started with and what the evaluator said of its atte
     expect(other.textContent).toContain("judge-m");
     expect(tie.textContent).toContain("finds them equally good");
     expect(tie.textContent).toContain("It was shown this attempt first");
+    // One sentence in one box of the head's row: as loose text and a <strong>, the flex row set
+    // the answer in a column of its own beside a wrapped column of the question.
+    const head = other.querySelector(".card-head")!;
+    const sentence = within(other as HTMLElement).getByTestId("compared-words");
+    expect(sentence.parentElement).toBe(head);
+    expect(sentence.textContent).toMatch(/^Evaluator \(judge-m\), comparing this attempt with Codex: prefers the other$/);
+    expect([...head.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim()), "no loose text in the row").toHaveLength(0);
+  });
+
+  it("sets each card's head sentence in one box, never loose words beside a <strong> or a <code>", async () => {
+    script([
+      ...start(),
+      ev({ type: "verification", command: "npm test -- --run --reporter=verbose --coverage", exit_code: 1, output_tail: "1 failed", skipped: false, nth: 1, of: 1, persons_own: true }),
+      ev({ type: "evaluation", cycle: 1, verdict: "not_done", summary: "b.txt is missing", remaining: ["b.txt"], stuck_reason: null, model: "judge", parse_ok: true, usage: { input_tokens: 1, output_tokens: 1 }, question: "done" }),
+      ...review(5),
+      ev({ type: "attempts_compared", first: "s0", second: "s1", prefers: "s0", reason: "The first adds the test.", model: "judge-m", tokens: 40 }, 9),
+    ]);
+    const { container } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("compared-card");
+    await screen.findByTestId("verification-card");
+    await screen.findAllByTestId("verdict-card");
+    for (const head of container.querySelectorAll(".card-head")) {
+      const loose = [...head.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim());
+      const inline = [...head.children].some((c) => ["STRONG", "CODE", "EM"].includes(c.tagName));
+      expect(loose && inline, `one box in the head's flex row: ${head.outerHTML}`).toBe(false);
+    }
   });
 
   it("shows a reason that looks like markup as text", async () => {
