@@ -719,6 +719,37 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     assert_eq!(shown(Shown::Status(SessionStatus::Completed)), vec![landed.clone()], "approved and landed; the kept branch is listed as such");
     assert_eq!(shown(Shown::NotChecked), vec![unchecked.clone()]);
     assert_eq!(shown(Shown::Status(SessionStatus::Idle)), vec![answered.clone()]);
+    // A group whose first attempt was chosen: the second set aside for it (its branch kept), the
+    // third sent on after the choice and then discarded on its own, as any task.
+    let group = GroupId::new();
+    let attempt = |n: u32, sid: &SessionId| {
+        store.append(sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 3, label: format!("agent {n}") }).unwrap();
+    };
+    let (chosen, _) = store.create_session(&new_session("the same task")).unwrap();
+    attempt(1, &chosen);
+    reviewed_round(&store, &chosen, Decision::Approve, SessionStatus::Completed);
+    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None }).unwrap();
+    let aside = worked_in_a_worktree(&store, "the same task", "finishline/aside", false);
+    attempt(2, &aside);
+    reviewed_round_as(&store, &aside, Decision::Reject, SessionStatus::Rejected, None, Some(DecisionOccasion::AnotherAttemptChosen));
+    let (sent_on, _) = store.create_session(&new_session("the same task")).unwrap();
+    attempt(3, &sent_on);
+    reviewed_round_as(&store, &sent_on, Decision::Reject, SessionStatus::Rejected, None, Some(DecisionOccasion::AnotherAttemptChosen));
+    let again = RunId::new();
+    store
+        .append_all(
+            &sent_on,
+            Some(&again),
+            vec![EngineEvent::RunStarted { trigger: RunTrigger::Message }, status(SessionStatus::Busy), status(SessionStatus::Failed)],
+        )
+        .unwrap();
+    store.append_all(&sent_on, None, vec![status(SessionStatus::Rejected)]).unwrap();
+    let mut put_away = vec![discarded.clone(), sent_on.clone()];
+    put_away.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(shown(Shown::Discarded), put_away, "discarded on its own after the choice, as any task");
+    assert!(store.session(&sent_on).unwrap().put_away_unreviewed(), "as `sessions list` tags it");
+    assert_eq!(shown(Shown::BranchKept), vec![kept.clone()], "one set aside for another reads Not chosen, whatever its branch");
+    assert_eq!(shown(Shown::Status(SessionStatus::Rejected)), vec![refused.clone()], "nor Rejected: nobody refused it");
     // The window names them in the words it shows.
     for s in [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::Status(SessionStatus::Rejected)] {
         assert_eq!(Shown::parse(s.as_str()), Some(s));

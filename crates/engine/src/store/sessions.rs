@@ -287,19 +287,25 @@ pub struct AttemptOf {
 
 pub use crate::domain::Tokens;
 
-/// The decision on a session's latest run, in SQL over `sessions`: a macro, so the summary's
-/// columns are one constant string.
-macro_rules! latest_decision {
-    () => {
-        "(SELECT r.decision FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)"
+/// A column of a session's latest run, in SQL over `sessions`: a macro, so the summary's columns
+/// are one constant string.
+macro_rules! latest_run {
+    ($column:literal) => {
+        concat!("(SELECT r.", $column, " FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1)")
     };
 }
-const LATEST_DECISION: &str = latest_decision!();
+
+/// Whether one attempt of the session's group was chosen to land, in SQL over `sessions`.
+macro_rules! group_chosen {
+    () => {
+        "EXISTS (SELECT 1 FROM sessions o WHERE o.group_id = sessions.group_id AND o.chosen != 0)"
+    };
+}
 
 /// The decision is its latest run's: one made before the task ran again (a reject, then a message
 /// to go on) is not the decision of its new work, which may be put away with no review. The
 /// column keeps the latest decision made, for the trust figures.
-pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_decision!(), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, (SELECT r.occasion FROM runs r WHERE r.session_id = sessions.id ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1), EXISTS (SELECT 1 FROM sessions o WHERE o.group_id = sessions.group_id AND o.chosen != 0)");
+pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_run!("decision"), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, ", latest_run!("occasion"), ", ", group_chosen!());
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -378,18 +384,21 @@ impl Shown {
     }
 
     /// The rows so shown, in SQL over `sessions`: the badges' rules (ui/src/session/model.ts,
-    /// `listedState`), the first that holds naming the row.
+    /// `listedState`, with `setAside` of ui/src/sidebar.ts), the first that holds naming the row.
     fn condition(self) -> String {
+        // Rejected because the person chose another attempt: "Not chosen", whatever else holds.
+        let set_aside = concat!("(status = 'rejected' AND group_id IS NOT NULL AND chosen = 0 AND ", latest_run!("occasion"), " IS 'another_attempt_chosen')");
         // Its work waits on a branch for a merge by hand.
-        const BRANCH_KEPT: &str = "(branch IS NOT NULL AND work_dir IS NULL AND status IN ('completed', 'rejected'))";
-        // No review of its latest work refused it; an attempt goes with its group, which says why.
-        let discarded = format!("(status = 'rejected' AND group_id IS NULL AND {LATEST_DECISION} IS NOT 'reject')");
-        const NOT_CHECKED: &str = "(status = 'idle' AND end_reason = 'conversation_unchecked')";
+        let branch_kept = format!("(branch IS NOT NULL AND work_dir IS NULL AND status IN ('completed', 'rejected') AND NOT {set_aside})");
+        // No review of its latest work refused it. An attempt goes with its group until one is
+        // chosen, which says why; after that it is a task like any other.
+        let discarded = concat!("(status = 'rejected' AND (group_id IS NULL OR ", group_chosen!(), ") AND ", latest_run!("decision"), " IS NOT 'reject')");
+        let not_checked = "(status = 'idle' AND end_reason = 'conversation_unchecked')";
         match self {
-            Shown::BranchKept => BRANCH_KEPT.to_string(),
-            Shown::Discarded => format!("({discarded} AND NOT {BRANCH_KEPT})"),
-            Shown::NotChecked => NOT_CHECKED.to_string(),
-            Shown::Status(s) => format!("(status = '{}' AND NOT {BRANCH_KEPT} AND NOT {discarded} AND NOT {NOT_CHECKED})", s.as_str()),
+            Shown::BranchKept => branch_kept,
+            Shown::Discarded => format!("({discarded} AND NOT {branch_kept})"),
+            Shown::NotChecked => not_checked.to_string(),
+            Shown::Status(s) => format!("(status = '{}' AND NOT {branch_kept} AND NOT {discarded} AND NOT {not_checked} AND NOT {set_aside})", s.as_str()),
         }
     }
 }
