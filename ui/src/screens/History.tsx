@@ -166,10 +166,29 @@ export function History({
       (e: AppError) => asked === hitsAsked.current && setError(`The matches could not be listed: ${e.message}`),
     );
   }, [filters, hits]);
+  // A filter names the state of single sessions, and the list shows a group of attempts as one
+  // row: an attempt that matched brings its group's others, whatever their state, so the row says
+  // how the whole group stands (a landed group, not its one rejected attempt).
+  const filtered = filter !== "all" || outcome !== "all" || since !== "all";
+  const [mates, setMates] = useState<SessionSummary[]>([]);
+  const matesAsked = useRef(0);
+  const matched = [...(rows ?? []), ...(hitRows ?? [])].filter((r) => r.attempt).map((r) => r.id);
+  const matchedKey = filtered ? [...new Set(matched)].join(" ") : "";
+  const loadMates = useCallback(() => {
+    const asked = ++matesAsked.current;
+    if (!matchedKey) return setMates([]);
+    ipc.listSessions({ ids: matchedKey.split(" "), limit: 1000 }).then(
+      (r) => asked === matesAsked.current && setMates(r ?? []),
+      // Without them, a group's row counts the attempts that matched.
+      () => asked === matesAsked.current && setMates([]),
+    );
+  }, [matchedKey]);
+  useEffect(loadMates, [loadMates]);
   const load = useCallback(() => {
     loadList();
     loadHits();
-  }, [loadList, loadHits]);
+    loadMates();
+  }, [loadList, loadHits, loadMates]);
   useEffect(loadList, [loadList]);
   useEffect(loadHits, [loadHits]);
   // A deleted row took the focus with it: once the list is back, it goes to the search box.
@@ -215,7 +234,8 @@ export function History({
   // While searching, the list holds only the matches, best first, within the other filters.
   // (Until the matches by id are in, those among the list's rows stand in.)
   // Where a matched attempt's group is looked up: the list, and the matches asked for by id.
-  const listed = hitRows ? [...(rows ?? []), ...hitRows.filter((h) => !rows?.some((r) => r.id === h.id))] : (rows ?? []);
+  const found = hitRows ? [...(rows ?? []), ...hitRows.filter((h) => !rows?.some((r) => r.id === h.id))] : (rows ?? []);
+  const listed = mates.length > 0 ? [...found, ...mates.filter((m) => !found.some((r) => r.id === m.id))] : found;
   const shown = rows && hits ? (hitRows ?? rows).filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
   // The export, and what an action says, show above the list: from a row far down they would be

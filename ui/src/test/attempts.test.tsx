@@ -219,6 +219,30 @@ describe("attempts side by side", () => {
     expect([row.row.status, row.row.end_reason]).toEqual(["completed", "verified_done"]);
   });
 
+  it("History filtered to one attempt's state shows its group's row as the whole group stands", async () => {
+    const chosen = { ...summary("s1", "completed", "g1", 1), decision: "approve" as const };
+    chosen.attempt = { ...chosen.attempt!, chosen: true };
+    const refused = { ...summary("s2", "rejected", "g1", 2), decision: "reject" as const };
+    const asked: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "list_sessions") {
+        const filter = ((args as { filter: { shown?: string[]; ids?: string[] } | null }).filter ?? {}) as { shown?: string[]; ids?: string[] };
+        asked.push(filter);
+        if (filter.ids) return filter.shown ? [] : [chosen, refused];
+        return filter.shown ? [refused] : [chosen, refused];
+      }
+      return null;
+    });
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("history-row");
+    await user.selectOptions(screen.getByTestId("history-filter"), "rejected");
+    await waitFor(() => expect(asked.at(-1), "its group's other attempts, whatever their state").toMatchObject({ ids: ["s2"] }));
+    const row = await screen.findByTestId("history-row");
+    await waitFor(() => expect(within(row).getByTestId("history-attempts")).toHaveTextContent("2 attempts · chose attempt 1"));
+    expect(within(row).getByTestId("status-badge"), "the group's own state, not its rejected attempt's").toHaveTextContent("Completed");
+  });
+
   it("History exports a group none was chosen from whole, and saves it as such", async () => {
     const asked: unknown[] = [];
     mockIPC((cmd, args) => {
