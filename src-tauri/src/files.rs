@@ -86,20 +86,21 @@ pub fn export_group(state: State<'_, AppState>, group: GroupId, format: String) 
 #[tauri::command]
 pub async fn save_session_export(app: AppHandle, state: State<'_, AppState>, session_id: SessionId, format: String) -> Result<Option<String>, Error> {
     let (text, title) = export_text(&state, Exported::Session(&session_id), &format)?;
-    save_export(&app, text, &title, &format).await
+    save_export(&app, "Export session", text, &title, &format).await
 }
 
 /// Saves a group's export, as [`save_session_export`] a session's.
 #[tauri::command]
 pub async fn save_group_export(app: AppHandle, state: State<'_, AppState>, group: GroupId, format: String) -> Result<Option<String>, Error> {
     let (text, title) = export_text(&state, Exported::Group(&group), &format)?;
-    save_export(&app, text, &title, &format).await
+    save_export(&app, "Export the attempts", text, &title, &format).await
 }
 
-async fn save_export(app: &AppHandle, text: String, title: &str, format: &str) -> Result<Option<String>, Error> {
+/// `heading`: the save dialog's title, naming what is saved.
+async fn save_export(app: &AppHandle, heading: &str, text: String, title: &str, format: &str) -> Result<Option<String>, Error> {
     let stem: String = title.chars().map(|c| if c.is_alphanumeric() || c == '-' { c } else { '-' }).take(60).collect();
     let (name, filter) = if format == "json" { (format!("{stem}.json"), ("JSON", "json")) } else { (format!("{stem}.md"), ("Markdown", "md")) };
-    let Some(path) = ask_where_to_save(app, "Export session", name, filter).await? else { return Ok(None) };
+    let Some(path) = ask_where_to_save(app, heading, name, filter).await? else { return Ok(None) };
     std::fs::write(&path, text).map_err(|e| io(&path, "write", e))?;
     Ok(Some(path.display().to_string()))
 }

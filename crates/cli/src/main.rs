@@ -76,10 +76,10 @@ enum StatsCommand {
 enum SessionsCommand {
     /// Newest first.
     List {
-        /// Only sessions in this status: idle, queued, busy, retry, awaiting_approval,
-        /// awaiting_review, completed, rejected, failed, cancelled or interrupted; or as the
-        /// window names some of them: discarded (put away without a review), branch_kept or
-        /// not_checked.
+        /// Only sessions stored in this status: idle, queued, busy, retry, awaiting_approval,
+        /// awaiting_review, completed, rejected, failed, cancelled or interrupted (rejected lists
+        /// the discarded too, as the list prints them); or as the window's filter names some of
+        /// them: discarded (put away without a review), branch_kept or not_checked.
         #[arg(long)]
         status: Option<String>,
         /// How many, newest first (1 to 100,000).
@@ -104,7 +104,7 @@ enum SessionsCommand {
         common: Common,
     },
     /// Export a session to Markdown or JSON; given a group of attempts, the whole group (its
-    /// ranking and choice, then every attempt's session).
+    /// ranking and choice, then every attempt's session), one chosen or not.
     Export {
         /// The session's id, or an attempt group's (whole, or its start or end).
         id: String,

@@ -138,23 +138,33 @@ pub enum Exported {
     Group(String),
 }
 
-/// A session's id, or a group's (`grp_…`, or the start or end of one that names no session).
+/// A session's id, or a group's (`grp_…`, or the start or end of one). Letters that name both (a
+/// group and its attempts are made in the same moment, so their ids start alike) are refused: the
+/// one or the other is never exported in place of what was meant.
 pub fn known_exported(id: &str, common: &Common) -> Result<Exported, u8> {
-    let names_a_group = id.starts_with("grp_") || {
-        let store = open(common)?;
-        let session = store.session(&SessionId(id.into())).is_ok()
-            || (!id.starts_with("ses_") && id.len() >= MIN_PREFIX && store.sessions_starting(&format!("ses_{id}"), 1).is_ok_and(|s| !s.is_empty()))
-            || store.sessions_starting(id, 1).is_ok_and(|s| !s.is_empty())
-            || (id.chars().count() >= MIN_END && store.sessions_ending(id, 1).is_ok_and(|s| !s.is_empty()));
-        let group = !session
-            && ((id.len() >= MIN_PREFIX && store.groups_starting(&format!("grp_{id}"), 1).is_ok_and(|g| !g.is_empty()))
-                || (id.chars().count() >= MIN_END && store.groups_ending(id, 1).is_ok_and(|g| !g.is_empty())));
-        group
-    };
-    if names_a_group {
-        known_group(id, common).map(Exported::Group)
-    } else {
-        known(id, common).map(Exported::Session)
+    if id.starts_with("grp_") {
+        return known_group(id, common).map(Exported::Group);
+    }
+    if id.starts_with("ses_") {
+        return known(id, common).map(Exported::Session);
+    }
+    let store = open(common)?;
+    let any = |found: finishline_engine::Result<Vec<String>>| found.is_ok_and(|f| !f.is_empty());
+    let long = id.len() >= MIN_PREFIX;
+    let ends = id.chars().count() >= MIN_END;
+    let session = store.session(&SessionId(id.into())).is_ok()
+        || (long && any(store.sessions_starting(&format!("ses_{id}"), 1).map(|v| v.into_iter().map(|s| s.0).collect())))
+        || (ends && any(store.sessions_ending(id, 1).map(|v| v.into_iter().map(|s| s.0).collect())));
+    let group = (long && any(store.groups_starting(&format!("grp_{id}"), 1).map(|v| v.into_iter().map(|g| g.0).collect())))
+        || (ends && any(store.groups_ending(id, 1).map(|v| v.into_iter().map(|g| g.0).collect())));
+    match (session, group) {
+        (true, true) => Err(crate::run::fail(
+            exit::USAGE,
+            common.json,
+            &format!("{id} names a session and an attempt group: give it with ses_ for the session, or grp_ for the whole group"),
+        )),
+        (false, true) => known_group(id, common).map(Exported::Group),
+        _ => known(id, common).map(Exported::Session),
     }
 }
 

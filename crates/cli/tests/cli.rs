@@ -810,6 +810,49 @@ fn every_history_command_says_its_error_as_one_json_line_with_json() {
     assert!(status[0]["message"].as_str().unwrap().contains("awaiting_review"), "it names the statuses there are: {}", status[0]);
 }
 
+/// A group and its attempts are made in the same moment, so their ids start alike: letters that
+/// name both are refused by `sessions export`, never read as the one or the other.
+#[test]
+fn export_refuses_letters_that_name_a_session_and_a_group_and_takes_either_with_its_prefix() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let path = e.data.join("history.db");
+    {
+        let store = finishline_engine::store::Store::open(&path, std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+        for task in ["alone", "an attempt"] {
+            let (sid, _) = store
+                .create_session(&finishline_engine::store::NewSession {
+                    task: task.into(),
+                    workspace: "/tmp/ws".into(),
+                    provider: "openai".into(),
+                    model: "m".into(),
+                    base_url: None,
+                })
+                .unwrap();
+            if task == "an attempt" {
+                let group = finishline_engine::domain::GroupId("grp_0a1b2c3d4e5f9999".into());
+                store.append(&sid, None, finishline_engine::event::EngineEvent::AttemptStarted { group, number: 1, of: 1, label: "agent".into() }).unwrap();
+            }
+        }
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         UPDATE events SET session_id = 'ses_0a1b2c3d4e5f1111' WHERE session_id = (SELECT id FROM sessions WHERE task = 'alone');
+         UPDATE sessions SET id = 'ses_0a1b2c3d4e5f1111' WHERE task = 'alone';",
+    )
+    .unwrap();
+    drop(conn);
+    let out = finishline(&["sessions", "export", "0a1b2c3d4e5f"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("0a1b2c3d4e5f names a session and an attempt group: give it with ses_ for the session, or grp_ for the whole group"), "{said}");
+    let group = finishline(&["sessions", "export", "grp_0a1b2c3d4e5f"], &e.data);
+    assert!(String::from_utf8_lossy(&group.stdout).starts_with("# Attempts: an attempt"), "{}", String::from_utf8_lossy(&group.stderr));
+    let session = finishline(&["sessions", "export", "ses_0a1b2c3d4e5f"], &e.data);
+    assert!(String::from_utf8_lossy(&session.stdout).starts_with("# alone"), "{}", String::from_utf8_lossy(&session.stderr));
+}
+
 /// An id this history does not have is said the same way by every command that takes one, with
 /// the command that lists the ones it has; a group's id too.
 #[test]

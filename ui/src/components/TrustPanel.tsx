@@ -37,8 +37,10 @@ function useTitles(ids: string[]): Map<string, string> {
     if (!key) return;
     let live = true;
     const wanted = key.split(" ");
-    ipc.listSessions({ ids: wanted, limit: wanted.length + 64 }).then(
-      (rows) => live && setTitles(new Map((rows ?? []).map((r) => [r.id, r.title]))),
+    // As many as a search asks for: the answer holds the other attempts of a named one's group.
+    ipc.listSessions({ ids: wanted, limit: 1000 }).then(
+      // An attempt by its agent too: a group's attempts share their task.
+      (rows) => live && setTitles(new Map((rows ?? []).map((r) => [r.id, `${r.title || r.task}${r.attempt ? ` (${r.attempt.label})` : ""}`]))),
       // Without titles the links still open their sessions, named by their ids.
       () => {},
     );

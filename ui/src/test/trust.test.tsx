@@ -36,7 +36,7 @@ describe("the Trust view in History", () => {
         if (!filter.ids) return [];
         asked.push(filter.ids);
         return [
-          { id: "ses_b", title: "Fix the parser" },
+          { id: "ses_b", title: "Fix the parser", attempt: { group: "g", number: 2, of: 2, label: "Codex", chosen: false } },
           { id: "ses_c", title: "Write the changelog for the release of version two, with every change" },
         ];
       }
@@ -47,7 +47,7 @@ describe("the Trust view in History", () => {
     const user = userEvent.setup();
     await user.click(await screen.findByText("How far to trust the evaluator"));
     const row = await screen.findByTestId("trust-row");
-    await waitFor(() => expect(within(row).getAllByTestId("trust-session").map((b) => b.textContent)).toEqual(["Fix the parser", "Write the changelog for the release of…", "session ses_a"]));
+    await waitFor(() => expect(within(row).getAllByTestId("trust-session").map((b) => b.textContent)).toEqual(["Fix the parser (Codex)", "Write the changelog for the release of…", "session ses_a"]));
     expect(within(row).getAllByTestId("trust-session")[1]).toHaveAttribute("title", "Open “Write the changelog for the release of version two, with every change”");
     expect(asked, "asked once, for every session named").toEqual([["ses_b", "ses_c", "ses_a"]]);
   });
