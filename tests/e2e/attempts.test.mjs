@@ -185,4 +185,15 @@ test("attempts cancelled with nothing to land are rejected as a group, which the
   assert.equal((await win.app.$$('[data-testid="attempts-reject-all"]')).length, 0, "nothing left to reject");
   await win.app.waitUntil(async () => worktrees() === 1, { timeout: 20_000, timeoutMsg: "no attempt's worktree should be left" });
   await shot(win.app, "attempts-rejected");
+
+  // None chosen, the group exports whole from its row in History (the newest row).
+  await clickAway(await testid("nav-history"));
+  const row = await win.app.$('[data-testid="history-row"]');
+  await row.waitForExist({ timeout: 10_000 });
+  await clickAway(await row.$("button=Markdown"));
+  const text = await testid("export-text");
+  await text.waitForDisplayed({ timeout: 10_000 });
+  await win.app.waitUntil(async () => (await text.getText()).startsWith("# Attempts: a slow task"), { timeout: 10_000, timeoutMsg: "the export should be the group's" });
+  assert.match(await text.getText(), /None was chosen: you rejected every attempt\./);
+  assert.match(await text.getText(), /# Attempt 1 of 2: [\s\S]*# Attempt 2 of 2: /, "every attempt's session follows");
 });
