@@ -264,10 +264,9 @@ pub struct SessionSummary {
 
 impl SessionSummary {
     /// Stored rejected, as a reject would be, but nobody refused it: put away with no review of
-    /// its latest work (the window's "Discarded"). An attempt goes with its group, which says why.
+    /// its latest work (the window's "Discarded", [`Shown::Discarded`]). An attempt goes with its
+    /// group, which says why, until one is chosen; after that it is a task like any other.
     pub fn put_away_unreviewed(&self) -> bool {
-        // As the window's badge (`wasDiscarded`) names it. An attempt goes with its group until
-        // one is chosen; after that it is a task like any other, discarded on its own.
         self.status == SessionStatus::Rejected && self.decision != Some(Decision::Reject) && self.attempt.as_ref().is_none_or(|a| a.group_chosen)
     }
 }
