@@ -124,8 +124,8 @@ export function History({
   // A task deleted after its repository moved: what git keeps for it there, and how to remove it.
   // What a deletion left in a repository that moved away: one note per deleted session.
   const [left, setLeft] = useState<string[]>([]);
-  // `group`: a group of attempts exported whole, where `id` is its id.
-  const [exported, setExported] = useState<{ id: string; group?: boolean; title: string; format: "md" | "json"; text: string } | null>(null);
+  // `attempts`: a group of that many attempts exported whole, where `id` is the group's id.
+  const [exported, setExported] = useState<{ id: string; attempts?: number; title: string; format: "md" | "json"; text: string } | null>(null);
 
   const filters = useCallback((): ListFilter => {
     const days = { all: 0, day: 1, week: 7, month: 30 }[since];
@@ -274,12 +274,12 @@ export function History({
       setResuming(null);
     }
   };
-  const exportAs = async (id: string, title: string, format: "md" | "json", group = false) => {
+  const exportAs = async (id: string, title: string, format: "md" | "json", attempts?: number) => {
     setError(null);
     setNotice(null);
     if (document.activeElement instanceof HTMLElement && !exportPanel.current?.contains(document.activeElement)) exportOpener.current = document.activeElement;
     try {
-      setExported({ id, group, title, format, text: await (group ? ipc.exportGroup(id, format) : ipc.exportSession(id, format)) });
+      setExported({ id, attempts, title, format, text: await (attempts ? ipc.exportGroup(id, format) : ipc.exportSession(id, format)) });
     } catch (e) {
       setError((e as AppError).message);
     }
@@ -290,7 +290,7 @@ export function History({
     setError(null);
     setNotice(null);
     try {
-      const path = await (exported.group ? ipc.saveGroupExport(exported.id, exported.format) : ipc.saveSessionExport(exported.id, exported.format));
+      const path = await (exported.attempts ? ipc.saveGroupExport(exported.id, exported.format) : ipc.saveSessionExport(exported.id, exported.format));
       if (!path) return;
       setNotice(`Saved to ${path}`);
     } catch (e) {
@@ -392,7 +392,7 @@ export function History({
         <section
           className="panel"
           data-testid="export-panel"
-          aria-label={`Export of ${exported.title}`}
+          aria-label={`Export of ${exported.attempts ? "the attempts at " : ""}${exported.title}`}
           tabIndex={-1}
           ref={exportPanel}
           onKeyDown={(e) => {
@@ -404,7 +404,7 @@ export function History({
         >
           <div className="row">
             <h3 className="grow">
-              {exported.format === "md" ? "Markdown" : "JSON"} export of “{exported.title}” · {exported.text.length.toLocaleString()} characters
+              {exported.format === "md" ? "Markdown" : "JSON"} export of {exported.attempts ? `the ${exported.attempts} attempts at ` : ""}“{exported.title}” · {exported.text.length.toLocaleString()} characters
             </h3>
             <button className="btn small" onClick={saveExport}>
               Save as…
@@ -625,8 +625,8 @@ function GroupActions({
 }: {
   attempts: SessionSummary[];
   onOpenGroup?: (group: string) => void;
-  /** `group`: `id` is the group's, exported whole. */
-  onExport: (id: string, title: string, format: "md" | "json", group?: boolean) => void;
+  /** `attempts`: `id` is the group's, exported whole, with that many attempts. */
+  onExport: (id: string, title: string, format: "md" | "json", attempts?: number) => void;
   confirming: boolean;
   onConfirm: (yes: boolean) => void;
   onDeleting: () => void;
@@ -662,7 +662,7 @@ function GroupActions({
         <button
           key={f}
           className="btn small"
-          onClick={() => (chosen ? onExport(chosen.id, chosen.title, f) : onExport(group, attempts[0].title, f, true))}
+          onClick={() => (chosen ? onExport(chosen.id, chosen.title, f) : onExport(group, attempts[0].title, f, attempts.length))}
           title={chosen ? `The chosen attempt's session: ${chosen.attempt!.label}` : "Every attempt's session, with how they were ranked and what you chose"}
         >
           {f === "md" ? "Markdown" : "JSON"}

@@ -260,6 +260,7 @@ describe("attempts side by side", () => {
     expect(md.getAttribute("title"), "what it holds, said").toBe("Every attempt's session, with how they were ranked and what you chose");
     await user.click(md);
     expect(await screen.findByTestId("export-text")).toHaveTextContent("# Attempts: t");
+    expect(screen.getByRole("region", { name: "Export of the attempts at write greet.py" }), "it says it is the group's").toHaveTextContent("Markdown export of the 2 attempts at “write greet.py”");
     await user.click(screen.getByRole("button", { name: /Save as/ }));
     await waitFor(() =>
       expect(asked).toEqual([
