@@ -182,23 +182,29 @@ describe("App shell", () => {
   });
 });
 
+/** History opened in the app on an empty history; `calls`: every filter list_sessions was asked with. */
+async function emptyHistory() {
+  const calls: unknown[] = [];
+  mockIPC(
+    (cmd, args) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "list_sessions") {
+        calls.push((args as { filter: unknown }).filter);
+        return [];
+      }
+    },
+    { shouldMockEvents: true },
+  );
+  render(<App />);
+  const user = userEvent.setup();
+  await user.click(await screen.findByTestId("nav-history"));
+  await screen.findByTestId("history-empty");
+  return { calls, user };
+}
+
 describe("History filters", () => {
   it("filters by outcome and date through list_sessions", async () => {
-    const calls: unknown[] = [];
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") {
-          calls.push((args as { filter: unknown }).filter);
-          return [];
-        }
-      },
-      { shouldMockEvents: true },
-    );
-    render(<App />);
-    const user = userEvent.setup();
-    await user.click(await screen.findByTestId("nav-history"));
-    await screen.findByTestId("history-empty");
+    const { calls, user } = await emptyHistory();
     await user.selectOptions(screen.getByTestId("history-outcome"), "stuck");
     await user.selectOptions(screen.getByTestId("history-date"), "week");
     await waitFor(() => expect(calls.at(-1)).toMatchObject({ end_reasons: ["stuck"] }));
@@ -236,21 +242,7 @@ describe("History beyond its newest 200", () => {
 
 describe("History's status filter", () => {
   it("offers every status a person may look for, waiting-for-you and working included", async () => {
-    const calls: unknown[] = [];
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") {
-          calls.push((args as { filter: unknown }).filter);
-          return [];
-        }
-      },
-      { shouldMockEvents: true },
-    );
-    render(<App />);
-    const user = userEvent.setup();
-    await user.click(await screen.findByTestId("nav-history"));
-    await screen.findByTestId("history-empty");
+    const { calls, user } = await emptyHistory();
     const options = Array.from(screen.getByTestId("history-filter").querySelectorAll("option")).map((o) => o.getAttribute("value"));
     expect(options, "a session waiting for a permission or an answer must be findable").toContain("awaiting_approval");
     expect(options, "and so must one that is working").toContain("busy");
@@ -259,21 +251,7 @@ describe("History's status filter", () => {
   });
 
   it("names what the badges say: Discarded, Branch kept and Not checked are choices, asked for as such", async () => {
-    const calls: unknown[] = [];
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") {
-          calls.push((args as { filter: unknown }).filter);
-          return [];
-        }
-      },
-      { shouldMockEvents: true },
-    );
-    render(<App />);
-    const user = userEvent.setup();
-    await user.click(await screen.findByTestId("nav-history"));
-    await screen.findByTestId("history-empty");
+    const { calls, user } = await emptyHistory();
     const labels = Array.from(screen.getByTestId("history-filter").querySelectorAll("option")).map((o) => o.textContent);
     expect(labels).toEqual(expect.arrayContaining(["Discarded", "Branch kept", "Not checked", "Rejected", "Completed"]));
     expect(labels.indexOf("Discarded"), "beside Rejected, which it is not").toBe(labels.indexOf("Rejected") + 1);

@@ -1014,7 +1014,9 @@ describe("attempts side by side", () => {
     expect(cancels).toHaveLength(1);
   });
 
-  it("an attempt the person rejected in its own review has no place in the ranking, and the one left is not level with it", async () => {
+  /** A group of two whose first attempt (Claude Code) the person rejected in its own review; the
+   * other (Codex) waits for review. Its Attempts screen, rendered. */
+  const oneRejectedAlready = () => {
     const state: GroupRanking = {
       ...ranking(),
       ranking: [
@@ -1028,6 +1030,10 @@ describe("attempts side by side", () => {
       return null;
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+  };
+
+  it("an attempt the person rejected in its own review has no place in the ranking, and the one left is not level with it", async () => {
+    oneRejectedAlready();
     const cards = await screen.findAllByTestId("attempt");
     await waitFor(() => expect(within(cards[0]).getByTestId("attempt-rank")).toHaveTextContent(/^1st$/));
     expect(within(cards[0]).queryByTestId("attempt-level"), "nothing is level with it: the other is out of the choice").toBeNull();
@@ -1037,19 +1043,7 @@ describe("attempts side by side", () => {
   });
 
   it("with one attempt rejected already, putting the group away names the ones left, not every attempt", async () => {
-    const state: GroupRanking = {
-      ...ranking(),
-      ranking: [
-        { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
-        { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, refused: true }), above_next: null },
-      ],
-    };
-    mockIPC((cmd) => {
-      if (cmd === "attempt_group") return state;
-      if (cmd === "list_sessions") return [{ ...summary("s1", "rejected", "g1", 1), decision: "reject" as const }, summary("s2", "awaiting_review", "g1", 2)];
-      return null;
-    });
-    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    oneRejectedAlready();
     const user = userEvent.setup();
     const button = await screen.findByTestId("attempts-reject-all");
     expect(button).toHaveTextContent(/^Reject the other attempt$/);
