@@ -667,6 +667,24 @@ async fn two_attempts_with_work_are_compared_and_one_the_person_rejected_leaves_
     assert_eq!(word["first"], "Finishline's agent (a)", "{after}");
     assert_eq!(word["second"], "Finishline's agent (c)", "the word on a is about c, past b: {after}");
     assert!(after["ranking"][1]["evaluator"].is_null(), "{after}");
+
+    // The rest rejected whole: b was still refused on its own, before, and stays told apart.
+    let put_away = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &ws], &e.data);
+    assert_eq!(put_away.status.code(), Some(3), "{}", String::from_utf8_lossy(&put_away.stderr));
+    let away = ranking_of(&e, &r, &group, &url);
+    assert_eq!(away["put_away"], true, "{away}");
+    assert_eq!(away["ranking"][2]["evidence"]["session"], sessions["b"].as_str(), "{away}");
+    assert_eq!((away["ranking"][2]["rank"].as_u64(), away["ranking"][2]["evidence"]["refused"].as_bool()), (Some(0), Some(true)), "{away}");
+    assert_eq!(
+        (away["ranking"][0]["rank"].as_u64(), away["ranking"][1]["rank"].as_u64()),
+        (Some(1), Some(2)),
+        "the two put away with the group keep their places: {away}"
+    );
+    let md = String::from_utf8_lossy(&finishline(&["sessions", "export", &group], &e.data).stdout).to_string();
+    assert!(md.contains(&format!("- –. Finishline's agent (b) (`{}`) · rejected by you: out of the choice", sessions["b"])), "{md}");
+    assert!(md.contains("None was chosen: you rejected Finishline's agent (b) in its own review, then the other 2 together."), "{md}");
+    let told = String::from_utf8_lossy(&finishline(&["sessions", "show", &sessions["a"]], &e.data).stdout).to_string();
+    assert!(told.contains("**Review decision:** rejected with the other attempts (by person)\n"), "{told}");
 }
 
 /// The evaluator's answer is about reviews waiting for the person: once one of them is decided

@@ -136,6 +136,9 @@ pub enum DecisionOccasion {
     ResolveLanding,
     /// The person chose another attempt of the group: rejected, its worktree removed.
     AnotherAttemptChosen,
+    /// The person rejected the whole group at once (choosing none): told apart from an attempt
+    /// they rejected in its own review before, which was refused on its own evidence.
+    EveryAttemptRejected,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -397,6 +400,7 @@ impl Decision {
         match occasion {
             Some(DecisionOccasion::ResolveLanding) => "let the agent resolve the landing",
             Some(DecisionOccasion::AnotherAttemptChosen) => "not chosen: another attempt was landed",
+            Some(DecisionOccasion::EveryAttemptRejected) => "rejected with the other attempts",
             None => self.as_str(),
         }
     }

@@ -319,7 +319,10 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
     return (
       <section className="panel review" data-testid="review-panel" ref={decidedPanel} tabIndex={-1} aria-label="What was decided">
         <h2>{decisionWord(review.decided.decision, review.decided.occasion)}</h2>
-        <p className="muted">Decided by {decider(review.decided.decision, review.decided.by)}.</p>
+        <p className="muted">
+          Decided by {decider(review.decided.decision, review.decided.by)}
+          {review.decided.occasion === "every_attempt_rejected" ? ", with every other attempt of this task." : "."}
+        </p>
         {review.decided.decision === "reject" && place?.worktree && place.removed && (
           <p className="muted small" data-testid="worktree-gone">
             The task's worktree was removed{place.branchDeleted ? ` and its branch ${place.branchDeleted} deleted` : ""}; History keeps its diff.
@@ -1151,7 +1154,9 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
       ? "You let the agent resolve the landing."
       : occasion === "another_attempt_chosen"
         ? "Not chosen: you landed another attempt of this task."
-        : `${decisionWord(decision)} by ${decider(decision, by)}.`;
+        : occasion === "every_attempt_rejected"
+          ? `${decisionWord(decision)} by ${decider(decision, by)}, with every other attempt of this task.`
+          : `${decisionWord(decision)} by ${decider(decision, by)}.`;
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];

@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import type { EngineEvent, Envelope, PlanProjection, StepState } from "../ipc";
+import { decisionText } from "../components/ReviewPanel";
 import { SessionView } from "../screens/Session";
 import { spyOnScrollIntoView } from "./fixtures";
 
@@ -423,6 +424,21 @@ describe("Session view", () => {
     expect(panel, "a red Rejected would say the person refused work they never looked at").toHaveTextContent("Not chosen");
     expect(panel).not.toHaveTextContent("Rejected");
     expect(screen.getByTestId("status-badge"), "nor does the header").toHaveTextContent("Not chosen");
+  });
+
+  it("says an attempt rejected with the rest of its group went with them, not on its own evidence", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: "You rejected every attempt.", reverted: false, occasion: "every_attempt_rejected" }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const panel = await screen.findByTestId("review-panel");
+    expect(panel, "the person refused the group, not this attempt on its own").toHaveTextContent("Decided by you, with every other attempt of this task.");
+    // The record the transcript keeps once a later run follows.
+    expect(decisionText({ decision: "reject", by: "person", occasion: "every_attempt_rejected" })).toBe("Rejected by you, with every other attempt of this task.");
   });
 
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {

@@ -294,7 +294,7 @@ impl Engine {
             ranked.ranking.iter().map(|r| &r.evidence).filter(|e| statuses.get(&e.session) != Some(&SessionStatus::Rejected)).collect();
         for a in &left {
             match &a.review {
-                Some(_) => self.discard_attempt(a, "You rejected every attempt.", None, by)?,
+                Some(_) => self.discard_attempt(a, "You rejected every attempt.", Some(DecisionOccasion::EveryAttemptRejected), by)?,
                 None => {
                     // The decision first (a failed or cancelled attempt becomes rejected): a crash
                     // after it leaves a rejected session, whose worktree the start-up sweep removes.
@@ -405,8 +405,10 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     let all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
-    if put_away {
-        // Every one rejected: the ranking still says which did best.
+    if put_away && evidence.iter().all(|e| e.refused) {
+        // Every one refused on its own (or the group put away by a build that did not tell the
+        // two apart): the ranking still says which did best. One refused before the rest were
+        // put away together stays out of the choice, as it was.
         evidence.iter_mut().for_each(|e| e.refused = false);
     }
     // The reviews an answer must have judged to hold: those waiting for the person; once the
@@ -555,8 +557,8 @@ pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(R
         wall_ms: s.duration_ms,
         error: None,
         held_back: None,
-        // Rejected by the person themselves: a reject that came of choosing another has its
-        // occasion, and one of rejecting the whole group is undone below.
+        // Rejected by the person themselves, on this attempt's own evidence: a reject that came
+        // of choosing another, or of rejecting the whole group, has its occasion.
         refused: s.status == SessionStatus::Rejected && s.decision == Some(Decision::Reject) && s.occasion.is_none(),
     };
     let last = events.iter().rev().find_map(|env| match &env.event {

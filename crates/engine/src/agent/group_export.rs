@@ -39,7 +39,7 @@ impl GroupExport {
                 Some(t) => format!("Chosen: {} (`{}`).", label(t), chosen),
                 None => format!("Chosen: `{chosen}`."),
             },
-            (None, true) => "None was chosen: you rejected every attempt.".to_string(),
+            (None, true) => put_away_words(r),
             (None, false) => "Not decided yet.".to_string(),
         };
         let _ = writeln!(md, "{outcome}\n\n## Ranking\n");
@@ -82,4 +82,22 @@ impl GroupExport {
             "attempts": self.attempts.iter().map(export::to_json).collect::<Vec<_>>(),
         })
     }
+}
+
+/// How a group with none chosen came to be put away: all at once, or after the person had
+/// rejected some in their own reviews (those stay out of the ranking, as they were).
+fn put_away_words(r: &GroupRanking) -> String {
+    let refused: Vec<&str> = r.ranking.iter().filter(|e| e.evidence.refused).map(|e| e.evidence.label.as_str()).collect();
+    let rest = r.ranking.len() - refused.len();
+    if refused.is_empty() || rest == 0 {
+        return "None was chosen: you rejected every attempt.".into();
+    }
+    let names = match refused.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, before)) => format!("{} and {last}", before.join(", ")),
+        None => String::new(),
+    };
+    let own = if refused.len() == 1 { "its own review" } else { "their own reviews" };
+    let then = if rest == 1 { "the other one".to_string() } else { format!("the other {rest} together") };
+    format!("None was chosen: you rejected {names} in {own}, then {then}.")
 }
