@@ -106,7 +106,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
                 ways_on(&ranking);
                 exit::CANCELLED
             } else {
-                decide(&engine, &ranking, &opts, interactive, &stop_deciding)
+                decide(&engine, &store, &ranking, &opts, interactive, &stop_deciding)
             }
         }
         Err(e) => fail(exit::FAILED, json, &e.to_string()),
@@ -343,7 +343,7 @@ fn may_land_unasked(r: &GroupRanking) -> Result<&SessionId, String> {
     }
 }
 
-fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive: bool, stop: &finishline_engine::CancellationToken) -> u8 {
+fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptions, interactive: bool, stop: &finishline_engine::CancellationToken) -> u8 {
     let json = opts.common.json;
     let land = opts.land.map(|l| l.mode());
     let choose = |sid: &SessionId, by: DecidedBy| -> u8 {
@@ -352,6 +352,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             stop: Some(stop.clone()),
             ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, by)
         };
+        let aside = set_aside_words(store, sid);
         let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&r.group, sid, choice));
         if json {
             match &outcome {
@@ -365,9 +366,7 @@ fn decide(engine: &Arc<Engine>, r: &GroupRanking, opts: &RunOptions, interactive
             Err(_) => exit::FAILED,
         };
         if !json {
-            if code == exit::OK {
-                errln!("Chose {sid}; the other attempts were rejected and their worktrees removed.");
-            }
+            say_set_aside(aside, code == exit::OK);
             report_review(outcome, Again::Attempt(&r.group, sid));
         }
         code
@@ -476,7 +475,7 @@ fn no_such_rank(k: usize, r: &GroupRanking) -> String {
 pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, compare: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
     // Comparing asks the evaluator model; the rest only records decisions.
-    let Opened { engine, .. } = match open_for(&opts, if compare { Need::Model } else { Need::Decision }) {
+    let Opened { engine, store, .. } = match open_for(&opts, if compare { Need::Model } else { Need::Decision }) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -573,13 +572,11 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         stop: Some(stop),
         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
     };
+    let aside = set_aside_words(&store, &sid);
     let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&group, &sid, choice));
     on_signal.abort();
     if json {
-        match &outcome {
-            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
-            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
-        }
+        crate::run::print_outcome(&outcome);
     }
     let code = match &outcome {
         Ok(ReviewOutcome::Decided { .. }) => exit::OK,
@@ -595,10 +592,41 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         Err(_) => exit::FAILED,
     };
     if !json {
+        say_set_aside(aside, code == exit::OK);
         report_review(outcome, Again::Attempt(&group, &sid));
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// What choosing `sid` sets aside, in words for once it is done: the group's other attempts not
+/// rejected already, whose worktrees go with the choice. None when `sid` is no attempt of a group
+/// still open (approving one continued after the choice chooses nothing).
+pub(crate) fn set_aside_words(store: &Store, sid: &SessionId) -> Option<String> {
+    let me = store.session(sid).ok()?;
+    let mine = me.attempt.as_ref().filter(|a| !a.group_chosen)?;
+    let query = finishline_engine::store::ListQuery { group: Some(mine.group.clone()), limit: 64, ..Default::default() };
+    let others: Vec<String> = store
+        .list_sessions(&query)
+        .ok()?
+        .into_iter()
+        .filter(|s| &s.id != sid && s.status != SessionStatus::Rejected)
+        .map(|s| s.attempt.map(|a| a.label).unwrap_or(s.model))
+        .collect();
+    Some(match others.as_slice() {
+        [] => format!("Chose {}.", mine.label),
+        [one] => format!("Chose {}; {one} was set aside and its worktree removed, with what it wrote.", mine.label),
+        [before @ .., last] => {
+            format!("Chose {}; {} and {last} were set aside and their worktrees removed, with what they wrote.", mine.label, before.join(", "))
+        }
+    })
+}
+
+/// [`set_aside_words`], said once the choice was made.
+pub(crate) fn say_set_aside(words: Option<String>, decided: bool) {
+    if let Some(w) = words.filter(|_| decided) {
+        errln!("{w}");
+    }
 }
 
 #[cfg(test)]

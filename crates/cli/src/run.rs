@@ -880,6 +880,14 @@ fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> S
     }
 }
 
+/// A decision's outcome (or its error) as one line of JSON, for `--json`.
+pub(crate) fn print_outcome(outcome: &finishline_engine::Result<ReviewOutcome>) {
+    match outcome {
+        Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
+        Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
+    }
+}
+
 pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, again: Again) {
     let next = next_step(&outcome, &again);
     match outcome {
@@ -1067,6 +1075,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
     let progress = (!json && decision == Decision::Approve).then(|| say_landing_progress(store.clone(), sid.clone(), before));
+    // Approving an attempt chooses it for its group: what that sets aside is said with it.
+    let aside = (decision == Decision::Approve).then(|| crate::attempts::set_aside_words(&store, &sid)).flatten();
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
     if let Some((t, _)) = on_signal {
         t.abort();
@@ -1077,10 +1087,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
-        match &outcome {
-            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
-            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
-        }
+        print_outcome(&outcome);
     }
     let code = match &outcome {
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => exit::OK,
@@ -1092,6 +1099,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     if !json {
         let mendable = matches!(&outcome, Ok(ReviewOutcome::LandingBlocked { reason, .. }) if reason.agent_can_resolve());
+        crate::attempts::say_set_aside(aside, matches!(&outcome, Ok(ReviewOutcome::Decided { .. })));
         report_review(outcome, Again::Review(&sid));
         if code == exit::REJECTED && !v.revert {
             say_changes_stay(&store, &sid);
@@ -1259,10 +1267,7 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) 
     let overwrite = if force { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing };
     let outcome = tokio::task::block_in_place(|| engine.revert_rejected(sid, overwrite));
     if json {
-        match &outcome {
-            Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
-            Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
-        }
+        print_outcome(&outcome);
     }
     match outcome {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {

@@ -390,9 +390,14 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     assert_eq!(list.matches(&format!("of 2, {group}")).count(), 2, "both attempts are tagged with their group: {list}");
     let before = ranking_of(&e, &r, &group, &url);
     assert_eq!(before["base_branch"], "main", "the group names the branch choosing one lands on: {before}");
-    let approved = finishline(&["sessions", "review", &sessions["b"], "--approve", "--json"], &e.data);
-    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    let approved = finishline(&["sessions", "review", &sessions["b"], "--approve"], &e.data);
+    let said = String::from_utf8_lossy(&approved.stderr).to_string();
+    assert_eq!(approved.status.code(), Some(0), "{said}");
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "b's work landed");
+    assert!(
+        said.contains("Chose Finishline's agent (b); Finishline's agent (a) was set aside and its worktree removed, with what it wrote."),
+        "an approve here chose for the group, and says what went with it: {said}"
+    );
     let ranking = ranking_of(&e, &r, &group, &url);
     assert_eq!(ranking["chosen"], sessions["b"].as_str(), "the group records b as chosen: {ranking}");
     assert_eq!(worktrees(&r), 1, "a's worktree is removed");
@@ -920,9 +925,18 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     let first = &ranking["ranking"].as_array().unwrap()[0]["evidence"];
     assert_eq!(first["end_reason"], "verified_done", "the resumed attempt is ranked on its review: {ranking}");
     let chosen = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &r.to_string_lossy()], &e.data);
-    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+    let said = String::from_utf8_lossy(&chosen.stderr).to_string();
+    assert_eq!(chosen.status.code(), Some(0), "{said}");
     assert_eq!(git(&r, &["show", "main:slow.txt"]), "half of the work");
     assert_eq!(worktrees(&r), 1, "no worktree is left");
+    // What went with the choice is said, and the stopped attempt no longer reads as cancelled
+    // with its work kept: it was put away without a review, as the window's Discarded says.
+    let other = ranking["ranking"][1]["evidence"].clone();
+    let label = other["label"].as_str().unwrap();
+    assert!(said.contains(&format!("{label} was set aside and its worktree removed, with what it wrote.")), "{said}");
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    let row = listed.lines().find(|l| l.starts_with(other["session"].as_str().unwrap())).unwrap_or_else(|| panic!("{listed}"));
+    assert!(row.contains("[put away without a review]"), "{listed}");
 }
 
 /// An attempt set aside for another, then continued by a message that changes nothing, is in a

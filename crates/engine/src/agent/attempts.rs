@@ -355,7 +355,10 @@ impl Engine {
                 why: WorktreeEnd::Rejected,
                 branch_deleted: delete_branch.then(|| wt.branch.clone()),
             };
-            if matches!(store.append_if_unchanged(&session, seen, kept.into_iter().chain([removed]).collect()), Ok(true)) {
+            // Put away without a review, as rejecting the group puts such an attempt: left as
+            // it was (cancelled, idle) it would still read as work kept to go on with.
+            let put_away = super::decision::status_event(SessionStatus::Rejected);
+            if matches!(store.append_if_unchanged(&session, seen, kept.into_iter().chain([put_away, removed]).collect()), Ok(true)) {
                 super::decision::remove_recorded(&store, &engine.config.data_dir, &session, &wt, delete_branch);
             }
         });
