@@ -251,24 +251,9 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
     if r.comparison_tokens > 0 {
         humanln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
     }
-    // Attempts the rule finds equal (above the next for no reason) share a place, as the window
-    // shows them ("=2."): a 2 and a 3 would say an order the rule did not give.
-    let mut before: Option<(usize, bool)> = None;
-    for (i, a) in r.ranking.iter().enumerate() {
+    // Attempts the rule finds equal share a place, as the window shows them ("=2.").
+    for (a, place) in r.ranking.iter().zip(r.places()) {
         let e = &a.evidence;
-        // Ranked only once all have ended, and only with work to land (as the window shows it).
-        let own = if a.rank == 0 || !r.all_ended || !a.evidence.reviewed { 0 } else { a.rank };
-        let level = own > 0 && a.above_next.is_none() && r.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed && !n.evidence.refused);
-        let after_level = own > 0 && before.is_some_and(|(_, l)| l);
-        let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
-        before = Some((rank, level));
-        let place = if rank == 0 {
-            "–".to_string()
-        } else if level || after_level {
-            format!("={rank}")
-        } else {
-            rank.to_string()
-        };
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         // Refused in its own review: listed, with what it did, but no longer among the choices.
         let end = if e.refused { format!("{end}, rejected by you: out of the choice") } else { end.to_string() };
@@ -288,13 +273,13 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         }
         let left = if e.evaluated { e.remaining.to_string() } else { "not judged".into() };
         humanln!(
-            "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {left} · diff {} lines in {} file(s) · {cost} · {:.1} s{chosen}",
+            "  {place}. {} — {end} · audit findings {} · verification {}/{} · items left {left} · diff {} in {} · {cost} · {:.1} s{chosen}",
             e.label,
             e.findings,
             e.checks_passed,
             e.checks_run,
-            e.diff_lines,
-            e.files,
+            crate::view::counted(e.diff_lines as usize, "line"),
+            crate::view::counted(e.files as usize, "file"),
             e.wall_ms as f64 / 1000.0
         );
         humanln!("     {}", e.session);

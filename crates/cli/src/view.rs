@@ -427,7 +427,7 @@ pub(crate) fn file_line(f: &serde_json::Value) -> String {
 }
 
 /// `n` and the word, in the plural unless `n` is one: "1 step", "3 tool calls".
-fn counted(n: usize, word: &str) -> String {
+pub(crate) fn counted(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

@@ -660,6 +660,7 @@ async fn two_attempts_with_work_are_compared_and_one_the_person_rejected_leaves_
     let shown = String::from_utf8_lossy(&finishline(&["sessions", "attempts", &group, "--workspace", &r.to_string_lossy()], &e.data).stdout).to_string();
     assert!(shown.contains("–. Finishline's agent (b) — verified_done, rejected by you: out of the choice"), "{shown}");
     assert!(!shown.contains("=2."), "c is not level with the one rejected: {shown}");
+    assert!(shown.contains(" · diff 2 lines in 1 file · "), "counted in words: {shown}");
     _server.clear_requests();
 
     let ws = r.to_string_lossy().into_owned();
@@ -1170,8 +1171,13 @@ async fn choosing_while_another_attempt_runs_elsewhere_is_refused_and_its_worktr
     let b_folder = worktree_of(&e, &b);
     let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], &e.data);
     let said = String::from_utf8_lossy(&chosen.stderr).to_string();
+    // The group's export meanwhile says b runs, and ranks nobody before every attempt has ended.
+    let md = String::from_utf8_lossy(&finishline(&["sessions", "export", &group], &e.data).stdout).to_string();
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let _ = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert!(md.contains(&format!("- –. Finishline's agent (b) (`{b}`) · still running")), "{md}");
+    assert!(md.contains(&format!("- –. Finishline's agent (a) (`{a}`)\n")), "no place yet, and no reason for one: {md}");
+    assert!(!md.contains("rejected by you"), "nobody rejected anything: {md}");
     assert_eq!(chosen.status.code(), Some(2), "refused: {said}");
     assert!(said.contains("still running") && said.contains("cancel"), "it says what runs and how to stop it: {said}");
     assert!(b_folder.join("slow.txt").exists(), "the running attempt's worktree is left as it was");

@@ -110,6 +110,30 @@ pub struct GroupRanking {
     pub base_branch: Option<String>,
 }
 
+impl GroupRanking {
+    /// Each attempt's place as the person reads it, in the ranking's order: "1", "=2" for
+    /// attempts the rule finds equal (a 2 and a 3 would say an order the rule did not give), and
+    /// "–" for one with no place: still running (or ranked only once every attempt has ended),
+    /// with no work to land, or rejected by the person in its own review.
+    pub fn places(&self) -> Vec<String> {
+        let mut before: Option<(usize, bool)> = None;
+        let mut out = Vec::with_capacity(self.ranking.len());
+        for (i, a) in self.ranking.iter().enumerate() {
+            let own = if a.rank == 0 || !self.all_ended || !a.evidence.reviewed { 0 } else { a.rank };
+            let level = own > 0 && a.above_next.is_none() && self.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed && !n.evidence.refused);
+            let after_level = own > 0 && before.is_some_and(|(_, l)| l);
+            let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
+            before = Some((rank, level));
+            out.push(match rank {
+                0 => "–".to_string(),
+                _ if level || after_level => format!("={rank}"),
+                _ => rank.to_string(),
+            });
+        }
+        out
+    }
+}
+
 /// One file some attempt changed, as each attempt left it.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileDifference {

@@ -46,15 +46,13 @@ impl GroupExport {
         if !r.all_ended {
             let _ = writeln!(md, "Ranked once every attempt has ended.\n");
         }
-        for e in &r.ranking {
-            let place = match e.rank {
-                // The person rejected it in its own review: out of the choice.
-                0 => "–".to_string(),
-                n => n.to_string(),
-            };
-            let why = match (e.rank, &e.above_next) {
-                (0, _) => " · rejected by you: out of the choice".to_string(),
-                (_, Some(why)) => format!(" · above the next: {why}"),
+        // Placed as `sessions attempts` and the window place them.
+        for (e, place) in r.ranking.iter().zip(r.places()) {
+            let why = match (&e.above_next, place.as_str()) {
+                _ if e.evidence.refused => " · rejected by you: out of the choice".to_string(),
+                _ if !e.evidence.ended => " · still running".to_string(),
+                _ if !e.evidence.reviewed => " · ended before a review".to_string(),
+                (Some(why), p) if p != "–" => format!(" · above the next: {why}"),
                 _ => String::new(),
             };
             let _ = writeln!(md, "- {place}. {} (`{}`){why}", e.evidence.label, e.evidence.session);
