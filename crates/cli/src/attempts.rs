@@ -278,8 +278,8 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             e.findings,
             e.checks_passed,
             e.checks_run,
-            crate::view::counted(e.diff_lines as usize, "line"),
-            crate::view::counted(e.files as usize, "file"),
+            crate::view::counted(e.diff_lines, "line"),
+            crate::view::counted(e.files, "file"),
             e.wall_ms as f64 / 1000.0
         );
         humanln!("     {}", e.session);
