@@ -386,10 +386,14 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
         }
         ReviewMode::Prompt if interactive => {
             let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
-            // A place, 1 and up: 0 is no place (an attempt still running, or one the person refused).
-            match answer.and_then(|a| a.parse::<usize>().ok()).filter(|k| *k > 0).and_then(|k| r.ranking.iter().find(|a| a.rank == k)) {
-                Some(a) => choose(&a.evidence.session, DecidedBy::Person),
-                None => {
+            // A place as printed; one two attempts share names neither, and is said so.
+            let at = answer.and_then(|a| a.trim().parse::<usize>().ok()).map(|k| at_place(k, r));
+            if let Some(Err(why)) = &at {
+                errln!("finishline: {why}");
+            }
+            match at {
+                Some(Ok(sid)) => choose(&sid, DecidedBy::Person),
+                _ => {
                     errln!("The attempts wait: `{}` lands one{}.", choose_cmd(r), on_base(r, engine));
                     exit::WAITING
                 }
@@ -447,13 +451,31 @@ fn choose_cmd(r: &GroupRanking) -> String {
 }
 
 /// `--choose K` where no attempt is ranked K: the ranks there are, and where to see them.
-fn no_such_rank(k: usize, r: &GroupRanking) -> String {
-    let ranked = r.ranking.iter().filter(|a| a.rank > 0).count();
-    let there = match ranked {
-        0 => "none is ranked until one has ended".to_string(),
-        n => format!("choose from 1 to {n}, or by session id"),
-    };
-    format!("there is no attempt ranked {k}: {there}; `{}` shows the ranking", crate::hint::command(&format!("sessions attempts {}", r.group)))
+/// The attempt in place `k` as the ranking prints it, or why there is none to take: no such
+/// place, or a place two attempts share (the rule finds them equal, so a number names neither).
+fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
+    let places = r.places();
+    let there: Vec<&SessionId> =
+        r.ranking.iter().zip(&places).filter(|(_, p)| p.trim_start_matches('=') == k.to_string()).map(|(a, _)| &a.evidence.session).collect();
+    let shown = || format!("`{}` shows the ranking", crate::hint::command(&format!("sessions attempts {}", r.group)));
+    match there.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => {
+            let placed: Vec<&str> = places.iter().map(String::as_str).filter(|p| *p != "–").collect();
+            let what = match placed.split_last() {
+                None => "none has a place until every attempt has ended with work to land".to_string(),
+                Some((last, [])) => format!("the only place is {last}; choose it, or an attempt by its session id"),
+                Some((last, before)) => format!("the places are {} and {last}; choose one, or an attempt by its session id", before.join(", ")),
+            };
+            Err(format!("there is no attempt in place {k}: {what}; {}", shown()))
+        }
+        tied => Err(format!(
+            "{} attempts share place {k} (the rule finds them equal): choose one by its session id ({}), or let the evaluator order them with `{}`",
+            tied.len(),
+            tied.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            crate::hint::command(&format!("sessions attempts {} --compare", r.group))
+        )),
+    }
 }
 
 /// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.
@@ -540,10 +562,9 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         return exit::OK;
     };
     let sid = match as_rank(&choice) {
-        // Rank 0 is no rank: an attempt still running has it.
-        Some(k) => match ranking.ranking.iter().find(|a| a.rank == k && k > 0) {
-            Some(a) => a.evidence.session.clone(),
-            None => return fail(exit::USAGE, json, &no_such_rank(k, &ranking)),
+        Some(k) => match at_place(k, &ranking) {
+            Ok(sid) => sid,
+            Err(why) => return fail(exit::USAGE, json, &why),
         },
         None => match named_attempt(&choice, &ranking.ranking.iter().map(|a| &a.evidence.session).collect::<Vec<_>>(), &ranking.group) {
             Ok(sid) => sid,

@@ -838,12 +838,18 @@ async fn choosing_a_rank_no_attempt_has_names_the_ranks_there_are_and_lands_noth
         let out = finishline(&["sessions", "attempts", &group, "--choose", rank], &e.data);
         let said = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--choose {rank}: {said}");
-        assert!(said.contains("from 1 to 2"), "--choose {rank}: it names the ranks there are: {said}");
+        assert!(said.contains("the places are =1 and =1"), "--choose {rank}: it names the places there are: {said}");
         assert!(
             said.contains(&format!("`finishline sessions attempts {group} --data-dir {}`", e.data.display())),
             "--choose {rank}: and how to see the ranking: {said}"
         );
     }
+    // The two share the first place: "1" names neither, so neither is landed on a guess.
+    let tied = finishline(&["sessions", "attempts", &group, "--choose", "1"], &e.data);
+    let said = String::from_utf8_lossy(&tied.stderr);
+    assert_eq!(tied.status.code(), Some(2), "{said}");
+    assert!(said.contains("2 attempts share place 1 (the rule finds them equal): choose one by its session id"), "{said}");
+    assert!(said.contains("--compare"), "or let the evaluator order them: {said}");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
     assert_eq!(worktrees(&r), 3, "both attempts still wait");
 }
