@@ -421,11 +421,16 @@ async fn an_attempt_sent_back_is_ranked_on_everything_it_would_land() {
         {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
     ]))
     .await;
-    let sent_back = finishline(
-        &["sessions", "review", &sessions["a"], "--request-changes", "also write NOTES.md", "--base-url", &url, "--model", "m", "--allow", "all"],
-        &e.data,
-    );
+    _server.clear_requests();
+    // Sent back without naming a model: a's agent goes on as a, and its new round is judged by
+    // the evaluator that judged the group (m, the run's --model), not by a.
+    let sent_back =
+        finishline(&["sessions", "review", &sessions["a"], "--request-changes", "also write NOTES.md", "--base-url", &url, "--allow", "all"], &e.data);
     assert_eq!(sent_back.status.code(), Some(6), "it waits for the person again: {}", String::from_utf8_lossy(&sent_back.stderr));
+    let asked: Vec<(String, String)> = _server.requests().iter().map(|q| (format!("{:?}", q.kind), q.model.clone())).collect();
+    assert!(asked.iter().any(|(k, m)| k == "Agent" && m == "a"), "{asked:?}");
+    assert!(asked.iter().any(|(k, _)| k == "Evaluator"), "{asked:?}");
+    assert!(asked.iter().filter(|(k, _)| k == "Evaluator").all(|(_, m)| m == "m"), "the same judge as the first round: {asked:?}");
 
     let ranking = ranking_of(&e, &r, &group, &url);
     let of = |k: &str| ranking["ranking"].as_array().unwrap().iter().find(|a| a["evidence"]["session"] == sessions[k].as_str()).unwrap()["evidence"].clone();

@@ -831,7 +831,13 @@ fn export_refuses_letters_that_name_a_session_and_a_group_and_takes_either_with_
                 .unwrap();
             if task == "an attempt" {
                 let group = finishline_engine::domain::GroupId("grp_0a1b2c3d4e5f9999".into());
-                store.append(&sid, None, finishline_engine::event::EngineEvent::AttemptStarted { group, number: 1, of: 1, label: "agent".into() }).unwrap();
+                store
+                    .append(
+                        &sid,
+                        None,
+                        finishline_engine::event::EngineEvent::AttemptStarted { group, number: 1, of: 1, label: "agent".into(), evaluator: None },
+                    )
+                    .unwrap();
             }
         }
     }

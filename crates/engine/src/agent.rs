@@ -430,7 +430,12 @@ impl Engine {
         };
         let run = RunId::new();
         if let Some(a) = &opts.attempt {
-            self.store.append(&sid, None, EngineEvent::AttemptStarted { group: a.group.clone(), number: a.number, of: a.of, label: a.label.clone() })?;
+            let evaluator = self.config.evaluator.is_none().then(|| self.config.agent.model.clone());
+            self.store.append(
+                &sid,
+                None,
+                EngineEvent::AttemptStarted { group: a.group.clone(), number: a.number, of: a.of, label: a.label.clone(), evaluator },
+            )?;
         }
         self.store.append(&sid, None, place)?;
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;

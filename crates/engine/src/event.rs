@@ -397,6 +397,11 @@ pub enum EngineEvent {
         of: u32,
         /// Who does it, as the person reads it: `Claude Code`, `Finishline's agent (m) #2`.
         label: String,
+        /// The model the evaluator asked when no evaluator of its own was set: the run's model
+        /// then, not this attempt's own (`builtin:m3`). Every later round of the attempt is
+        /// judged by it too, as the rest of its group was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evaluator: Option<String>,
     },
     /// The person chose this attempt of its group to land; the others were rejected.
     AttemptChosen {

@@ -334,7 +334,9 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
     let attempts: Vec<SessionId> = (1..=2)
         .map(|number| {
             let (sid, _) = store.create_session(&new_session("the same task twice")).unwrap();
-            store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("agent {number}") }).unwrap();
+            store
+                .append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("agent {number}"), evaluator: None })
+                .unwrap();
             sid
         })
         .collect();
@@ -723,7 +725,7 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     // third sent on after the choice and then discarded on its own, as any task.
     let group = GroupId::new();
     let attempt = |n: u32, sid: &SessionId| {
-        store.append(sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 3, label: format!("agent {n}") }).unwrap();
+        store.append(sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 3, label: format!("agent {n}"), evaluator: None }).unwrap();
     };
     let (chosen, _) = store.create_session(&new_session("the same task")).unwrap();
     attempt(1, &chosen);

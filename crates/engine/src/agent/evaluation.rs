@@ -40,7 +40,7 @@ impl Run {
         self.evidence.cycle += 1;
         let cycle = self.evidence.cycle;
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Evaluating, detail: String::new() })?;
-        let endpoint = self.engine.config.evaluator.clone().unwrap_or_else(|| self.engine.config.agent.clone());
+        let endpoint = self.evaluator.clone();
         let feedback: Vec<String> = self
             .engine
             .store

@@ -325,7 +325,7 @@ impl Run {
     }
 
     fn evaluator_model(&self) -> String {
-        self.engine.config.evaluator.as_ref().map(|e| e.model.clone()).unwrap_or_else(|| self.engine.config.agent.model.clone())
+        self.evaluator.model.clone()
     }
 
     /// One revision call to the manager (its own model, else the evaluator's), its tokens counted

@@ -134,7 +134,7 @@ impl Run {
     fn cost(&self) -> Option<f64> {
         let cfg = &self.engine.config;
         let agent = cfg.prices.get(&self.agent_model)?;
-        let evaluator_model = cfg.evaluator.as_ref().map(|e| e.model.as_str()).unwrap_or(&cfg.agent.model);
+        let evaluator_model = self.evaluator.model.as_str();
         let mut total = 0.0;
         for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {
             let p = match source {

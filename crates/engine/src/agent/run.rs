@@ -63,6 +63,9 @@ pub struct Run {
     /// The model Finishline's agent asks: the one the session started with (an attempt may have
     /// its own), when it is on the engine's provider.
     pub(super) agent_model: String,
+    /// Who judges this run: the evaluator set, else the agent's endpoint (for an attempt, with
+    /// the model its group was judged by).
+    pub(super) evaluator: super::ModelEndpoint,
     pub(super) session: SessionId,
     pub(super) run: RunId,
     pub(super) cancel: CancellationToken,
@@ -226,7 +229,21 @@ impl Run {
         } else {
             engine.config.agent.model.clone()
         };
+        // Without an evaluator of its own, an attempt is judged by the model that judged its
+        // group from the start: its own follow-up runs with its worker's model as the agent's.
+        let evaluator = engine.config.evaluator.clone().unwrap_or_else(|| {
+            let kept = events.iter().find_map(|e| match &e.event {
+                EngineEvent::AttemptStarted { evaluator: Some(m), .. } => Some(m.clone()),
+                _ => None,
+            });
+            let agent = engine.config.agent.clone();
+            match kept {
+                Some(model) => super::ModelEndpoint { model, ..agent },
+                None => agent,
+            }
+        });
         Ok(Run {
+            evaluator,
             verify_commands: engine.verify_commands_of(&events),
             task_verify: super::verify::task_verify_of(&events),
             window_lock: None,

@@ -160,7 +160,7 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 worktree.as_ref().map(|w| w.branch.clone())
             ])?;
         }
-        EngineEvent::AttemptStarted { group, number, of, label } => {
+        EngineEvent::AttemptStarted { group, number, of, label, .. } => {
             conn.prepare_cached("UPDATE sessions SET group_id = ?2, attempt = ?3, attempts = ?4, attempt_label = ?5 WHERE id = ?1")?.execute(params![
                 s.0,
                 group.0,
