@@ -84,7 +84,8 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     if json {
         outln!("{}", json!({"type": "attempts_started", "group": group, "sessions": sessions}));
     } else {
-        humanln!("{} attempts of “{task}” side by side ({group}):", sessions.len());
+        // Its title, as the list shows it: a long task (or a file's worth) is not echoed whole.
+        humanln!("{} attempts of “{}” side by side ({group}):", sessions.len(), finishline_engine::store::sessions::title_of(&task));
         for (i, s) in sessions.iter().enumerate() {
             let folder = store.session(s).ok().and_then(|x| x.work_dir).unwrap_or_default();
             humanln!(
@@ -174,7 +175,11 @@ async fn follow_all(
                         let answer = if interactive {
                             prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): "))
                         } else {
-                            errln!("[{who}] the agent asks: {question}\n[{who}] nobody is at a terminal to answer, so it is declined and the attempt goes on");
+                            // A declined question ends the attempt's run, idle: said, with the way on.
+                            errln!(
+                                "[{who}] the agent asks: {question}\n[{who}] nobody is at a terminal to answer, so it is declined and this attempt stops; `{}` answers it and goes on",
+                                crate::hint::command(&format!("sessions resume {sid} \"your answer\""))
+                            );
                             None
                         };
                         let _ = engine.answer_question(request_id, answer);

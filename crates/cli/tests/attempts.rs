@@ -1121,12 +1121,36 @@ async fn a_dry_run_reject_of_attempts_is_no_persons_verdict() {
     ]))
     .await;
     let ws = r.to_string_lossy().into_owned();
-    let out = finishline(&["run", GREET, "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--review", "reject"], &e.data);
+    // A long task (here 3,000 characters on one line) is named by its title, not echoed whole.
+    let task = format!("{GREET} {}", "and keep it tidy ".repeat(180));
+    let out = finishline(&["run", &task, "--workspace", &ws, "--base-url", &url, "--model", "m", "--attempts", "builtin*2", "--review", "reject"], &e.data);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let started = String::from_utf8_lossy(&out.stdout).lines().find(|l| l.contains(" attempts of ")).map(String::from).unwrap_or_default();
+    assert!(started.starts_with("2 attempts of “") && started.chars().count() < 160, "{started}");
     let agents = lines(&finishline(&["stats", "agents", "--json"], &e.data));
     assert!(agents.len() == 1 && agents[0]["tasks"] == 2 && agents[0]["reviews_decided"] == 0, "{agents:?}");
     let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
     assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
+}
+
+/// An attempt whose agent asks a question with nobody at a terminal is declined, and its run
+/// stops there (idle): the terminal says so and how to answer, not that it "goes on".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_nobody_can_answer_stops_that_attempt_and_says_how_to_answer_it() {
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "agent"}, "reply": {"text": "One thing first.", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?"}}]}},
+    ]))
+    .await;
+    let out = finishline(&["run", GREET, "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m", "--attempts", "builtin*2"], &e.data);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        said.matches("nobody is at a terminal to answer, so it is declined and this attempt stops; `finishline sessions resume ses_").count(),
+        2,
+        "{said}"
+    );
+    assert!(!said.contains("declined and the attempt goes on"), "{said}");
+    let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert!(rows.iter().all(|s| s["status"] == "idle" && s["end_reason"] == "question_declined"), "{rows:?}");
 }
 
 /// Rules for two attempts: `a` writes greet.py and claims done (its review waits); `b` writes
