@@ -117,7 +117,18 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
 /// Whether this history has the session; if not, says so (and how to see the ones it has).
 pub fn known(id: &str, common: &Common) -> Result<String, u8> {
     let store = open(common)?;
-    let unknown = format!("there is no session {id} in this history: `{}` shows them", crate::hint::command("sessions list"));
+    let list = crate::hint::command("sessions list");
+    let unknown = if id.trim().is_empty() {
+        format!("no session id given: `{list}` shows them")
+    } else if id.starts_with("grp_") {
+        format!(
+            "{id} is a group of attempts, not a session: `{}` shows its ranking, `{}` exports it whole",
+            crate::hint::command(&format!("sessions attempts {id}")),
+            crate::hint::command(&format!("sessions export {id}"))
+        )
+    } else {
+        format!("there is no session {id} in this history: `{list}` shows them")
+    };
     resolve(
         id,
         common,
@@ -172,10 +183,23 @@ pub fn known_exported(id: &str, common: &Common) -> Result<Exported, u8> {
 /// its end); if not, says so as [`known`] does for a session.
 pub fn known_group(group: &str, common: &Common) -> Result<String, u8> {
     let store = open(common)?;
-    let unknown = format!(
-        "there is no attempt group {group} in this history: `{}` shows the sessions, a group's attempts with its id",
-        crate::hint::command("sessions list")
-    );
+    let unknown = match store.session(&SessionId(group.into())) {
+        // A session's id where a group's is asked for: its group, when it is an attempt.
+        Ok(s) => match &s.attempt {
+            Some(a) => format!(
+                "{group} is a session, attempt {} of {} of the group {}: `{}` shows them",
+                a.number,
+                a.of,
+                a.group,
+                crate::hint::command(&format!("sessions attempts {}", a.group))
+            ),
+            None => format!("{group} is a session, not an attempt of a group: `{}` shows it", crate::hint::command(&format!("sessions show {group}"))),
+        },
+        Err(_) => format!(
+            "there is no attempt group {group} in this history: `{}` shows the sessions, a group's attempts with its id",
+            crate::hint::command("sessions list")
+        ),
+    };
     resolve(
         group,
         common,

@@ -479,6 +479,26 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     let again = finishline(&["sessions", "attempts", &group, "--reject", "--workspace", &r.to_string_lossy()], &e.data);
     assert_eq!(again.status.code(), Some(2), "already put away: {}", String::from_utf8_lossy(&again.stderr));
 
+    // A group given where a session is asked for, and a session where a group is, point the
+    // way to what was meant.
+    let shown = finishline(&["sessions", "show", &group], &e.data);
+    assert_eq!(shown.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&shown.stderr).contains(&format!("{group} is a group of attempts, not a session: `finishline sessions attempts {group}")),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let as_group = finishline(&["sessions", "attempts", &sessions["a"]], &e.data);
+    assert_eq!(as_group.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&as_group.stderr).to_string();
+    assert!(
+        said.contains(&format!("{} is a session, attempt ", sessions["a"]))
+            && said.contains(&format!(" of 2 of the group {group}: `finishline sessions attempts {group}")),
+        "{said}"
+    );
+    let empty = finishline(&["sessions", "show", ""], &e.data);
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("no session id given"), "{}", String::from_utf8_lossy(&empty.stderr));
+
     // With none chosen, the group is exported whole: what each attempt did, in one document.
     let md = finishline(&["sessions", "export", &group], &e.data);
     let text = String::from_utf8_lossy(&md.stdout).to_string();
