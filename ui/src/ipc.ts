@@ -670,7 +670,7 @@ export interface SearchHit {
 
 /** What the history list shows a session as: its status, or what its badge says where the stored
  * status alone would mislead (the engine's `Shown`). */
-export type Shown = SessionStatus | "discarded" | "branch_kept" | "not_checked";
+export type Shown = SessionStatus | "discarded" | "branch_kept" | "not_checked" | "not_chosen";
 
 export interface ListFilter {
   statuses?: SessionStatus[];

@@ -79,7 +79,8 @@ enum SessionsCommand {
         /// Only sessions stored in this status: idle, queued, busy, retry, awaiting_approval,
         /// awaiting_review, completed, rejected, failed, cancelled or interrupted (rejected lists
         /// the discarded too, as the list prints them); or as the window's filter names some of
-        /// them: discarded (put away without a review), branch_kept or not_checked.
+        /// them: discarded (put away without a review), branch_kept, not_checked or not_chosen
+        /// (an attempt set aside for the one chosen).
         #[arg(long)]
         status: Option<String>,
         /// How many, newest first (1 to 100,000).

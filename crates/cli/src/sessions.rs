@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use finishline_engine::clock::SystemClock;
-use finishline_engine::domain::{GroupId, SessionId, SessionStatus};
+use finishline_engine::domain::{DecisionOccasion, GroupId, SessionId, SessionStatus};
 use finishline_engine::store::{export, ListQuery, Shown, Store};
 
 use crate::output::{errln, humanln, outln};
@@ -59,7 +59,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
             (None, Some(shown)) => q.shown.push(shown),
             (None, None) => {
                 let known = SessionStatus::ALL.map(SessionStatus::as_str).join(", ");
-                let shown = [Shown::Discarded, Shown::BranchKept, Shown::NotChecked].map(Shown::as_str).join(", ");
+                let shown = [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::NotChosen].map(Shown::as_str).join(", ");
                 return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}, or {shown}"));
             }
         }
@@ -82,7 +82,18 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                     let attempt = r
                         .attempt
                         .as_ref()
-                        .map(|a| format!("  [attempt {} of {}, {}{}]", a.number, a.of, a.group, if a.chosen { ", chosen" } else { "" }))
+                        .map(|a| {
+                            // Stored as rejected, set aside for the one chosen: nobody refused it.
+                            let aside = r.status == SessionStatus::Rejected && r.occasion == Some(DecisionOccasion::AnotherAttemptChosen);
+                            let how = if a.chosen {
+                                ", chosen"
+                            } else if aside {
+                                ", not chosen"
+                            } else {
+                                ""
+                            };
+                            format!("  [attempt {} of {}, {}{how}]", a.number, a.of, a.group)
+                        })
                         .unwrap_or_default();
                     // A branch named with no worktree is one kept for later: the task's work waits there.
                     let kept = match (&r.branch, &r.work_dir) {

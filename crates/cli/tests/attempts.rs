@@ -401,6 +401,12 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     let ranking = ranking_of(&e, &r, &group, &url);
     assert_eq!(ranking["chosen"], sessions["b"].as_str(), "the group records b as chosen: {ranking}");
     assert_eq!(worktrees(&r), 1, "a's worktree is removed");
+    // a is listed as the window's badge says: not chosen, which nobody refused.
+    let list = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    let row = list.lines().find(|l| l.starts_with(sessions["a"].as_str())).unwrap_or_else(|| panic!("{list}"));
+    assert!(row.contains(&format!("[attempt 1 of 2, {group}, not chosen]")), "{list}");
+    let aside = lines(&finishline(&["sessions", "list", "--status", "not_chosen", "--json"], &e.data));
+    assert_eq!(aside.iter().map(|s| s["id"].as_str().unwrap()).collect::<Vec<_>>(), vec![sessions["a"].as_str()]);
     let other = finishline(&["sessions", "review", &sessions["a"], "--approve"], &e.data);
     assert_eq!(other.status.code(), Some(2), "a was put away: {}", String::from_utf8_lossy(&other.stderr));
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");

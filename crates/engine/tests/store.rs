@@ -752,8 +752,9 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     assert!(store.session(&sent_on).unwrap().put_away_unreviewed(), "as `sessions list` tags it");
     assert_eq!(shown(Shown::BranchKept), vec![kept.clone()], "one set aside for another reads Not chosen, whatever its branch");
     assert_eq!(shown(Shown::Status(SessionStatus::Rejected)), vec![refused.clone()], "nor Rejected: nobody refused it");
+    assert_eq!(shown(Shown::NotChosen), vec![aside.clone()], "it is listed as what its badge says");
     // The window names them in the words it shows.
-    for s in [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::Status(SessionStatus::Rejected)] {
+    for s in [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::NotChosen, Shown::Status(SessionStatus::Rejected)] {
         assert_eq!(Shown::parse(s.as_str()), Some(s));
     }
     assert_eq!(serde_json::from_str::<Shown>("\"branch_kept\"").unwrap(), Shown::BranchKept);

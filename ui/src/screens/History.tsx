@@ -10,7 +10,7 @@ import { StoragePanel } from "../components/StoragePanel";
 import { END_LABEL, formatTokens, shownLabel, wasDiscarded } from "../session/model";
 
 /** The status filter's choices, in the badges' words: a filter lists the rows whose badge it names. */
-const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "failed", "interrupted", "cancelled", "idle", "not_checked"];
+const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "not_chosen", "failed", "interrupted", "cancelled", "idle", "not_checked"];
 
 /** Seconds at the least, so the column reads in one unit ("950 ms" beside "12 s" did not). */
 function duration(ms: number) {

@@ -778,7 +778,7 @@ export function formatTokens(n: number): string {
 }
 
 /** What a badge says in place of the stored status where that alone would mislead. */
-export const SHOWN_LABEL: Record<Exclude<Shown, SessionStatus>, string> = { discarded: "Discarded", branch_kept: "Branch kept", not_checked: "Not checked" };
+export const SHOWN_LABEL: Record<Exclude<Shown, SessionStatus>, string> = { discarded: "Discarded", branch_kept: "Branch kept", not_checked: "Not checked", not_chosen: NOT_CHOSEN };
 
 /** A session's state as its badge names it (History's filter lists them so). */
 export const shownLabel = (f: Shown): string => (f in SHOWN_LABEL ? SHOWN_LABEL[f as keyof typeof SHOWN_LABEL] : STATUS_LABEL[f as SessionStatus]);

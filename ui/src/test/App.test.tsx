@@ -250,15 +250,17 @@ describe("History's status filter", () => {
     await waitFor(() => expect(calls.at(-1)).toMatchObject({ shown: ["awaiting_approval"] }));
   });
 
-  it("names what the badges say: Discarded, Branch kept and Not checked are choices, asked for as such", async () => {
+  it("names what the badges say: Discarded, Branch kept, Not checked and Not chosen are choices, asked for as such", async () => {
     const { calls, user } = await emptyHistory();
     const labels = Array.from(screen.getByTestId("history-filter").querySelectorAll("option")).map((o) => o.textContent);
-    expect(labels).toEqual(expect.arrayContaining(["Discarded", "Branch kept", "Not checked", "Rejected", "Completed"]));
+    expect(labels).toEqual(expect.arrayContaining(["Discarded", "Branch kept", "Not checked", "Not chosen", "Rejected", "Completed"]));
     expect(labels.indexOf("Discarded"), "beside Rejected, which it is not").toBe(labels.indexOf("Rejected") + 1);
+    expect(labels.indexOf("Not chosen"), "and so is an attempt set aside for another").toBe(labels.indexOf("Discarded") + 1);
     for (const [label, shown] of [
       ["Discarded", "discarded"],
       ["Branch kept", "branch_kept"],
       ["Not checked", "not_checked"],
+      ["Not chosen", "not_chosen"],
     ]) {
       await user.selectOptions(screen.getByTestId("history-filter"), label);
       await waitFor(() => expect(calls.at(-1)).toMatchObject({ shown: [shown] }));

@@ -361,6 +361,8 @@ pub enum Shown {
     Discarded,
     BranchKept,
     NotChecked,
+    /// An attempt set aside because the person chose another of its group.
+    NotChosen,
 }
 
 impl Shown {
@@ -370,6 +372,7 @@ impl Shown {
             Shown::Discarded => "discarded",
             Shown::BranchKept => "branch_kept",
             Shown::NotChecked => "not_checked",
+            Shown::NotChosen => "not_chosen",
         }
     }
 
@@ -378,6 +381,7 @@ impl Shown {
             "discarded" => Some(Shown::Discarded),
             "branch_kept" => Some(Shown::BranchKept),
             "not_checked" => Some(Shown::NotChecked),
+            "not_chosen" => Some(Shown::NotChosen),
             _ => SessionStatus::parse(s).map(Shown::Status),
         }
     }
@@ -397,6 +401,7 @@ impl Shown {
             Shown::BranchKept => branch_kept,
             Shown::Discarded => format!("({discarded} AND NOT {branch_kept})"),
             Shown::NotChecked => not_checked.to_string(),
+            Shown::NotChosen => set_aside.to_string(),
             Shown::Status(s) => format!("(status = '{}' AND NOT {branch_kept} AND NOT {discarded} AND NOT {not_checked} AND NOT {set_aside})", s.as_str()),
         }
     }
