@@ -1153,7 +1153,8 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     let Ok(store) = crate::sessions::open(&opts.common) else { return fail(exit::USAGE, json, usage) };
     let sid = SessionId(id.to_string());
     let Some((review, _, _)) = store.pending_requests(&sid).unwrap_or_default().into_iter().find(|(_, k, _)| k == "review") else {
-        return fail(exit::USAGE, json, &format!("{}; and {}", usage, no_review(&store, &sid)));
+        // Nothing to decide: what the session is, and where to read it, without the flags.
+        return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
     let (files, not_landed, in_submodules) = events
@@ -1298,7 +1299,9 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
     };
     let status = s.status.as_str();
     match s.status {
-        SessionStatus::Completed | SessionStatus::Rejected => format!("session {sid} is already decided ({status})"),
+        SessionStatus::Completed | SessionStatus::Rejected => {
+            format!("session {sid} is already decided ({status}): `{}` shows what was decided, and the diff", crate::hint::command(&format!("sessions show {sid}")))
+        }
         SessionStatus::Busy | SessionStatus::Retry | SessionStatus::Queued => {
             format!("session {sid} is still running ({status}): its review comes when it ends")
         }

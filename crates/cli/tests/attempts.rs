@@ -409,6 +409,11 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     assert_eq!(aside.iter().map(|s| s["id"].as_str().unwrap()).collect::<Vec<_>>(), vec![sessions["a"].as_str()]);
     let other = finishline(&["sessions", "review", &sessions["a"], "--approve"], &e.data);
     assert_eq!(other.status.code(), Some(2), "a was put away: {}", String::from_utf8_lossy(&other.stderr));
+    // Asked only to look, a decided review says what it is and where to read it, not to decide.
+    let look = finishline(&["sessions", "review", &sessions["b"]], &e.data);
+    let said = String::from_utf8_lossy(&look.stderr).to_string();
+    assert!(!said.contains("say --approve"), "{said}");
+    assert!(said.contains(&format!("session {} is already decided (completed): `finishline sessions show {}", sessions["b"], sessions["b"])), "{said}");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");
 }
 
