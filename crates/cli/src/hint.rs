@@ -105,3 +105,16 @@ mod tests {
         assert_eq!(quoted("/it's"), r"'/it'\''s'");
     }
 }
+
+/// How to put a session's kept work away, in a clause after "or": `sessions discard`, except for
+/// an attempt of a group none was chosen from, which goes with its group (discard refuses it).
+pub fn put_away(s: &finishline_engine::store::SessionSummary) -> String {
+    match s.attempt.as_ref().filter(|a| !a.group_chosen) {
+        Some(a) => format!(
+            "put it away with its group (`{}`), or by choosing another attempt (`{}` shows them)",
+            command(&format!("sessions attempts {} --reject", a.group)),
+            command(&format!("sessions attempts {}", a.group))
+        ),
+        None => format!("put it away with `{}`", command(&format!("sessions discard {}", s.id))),
+    }
+}

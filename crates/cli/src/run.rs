@@ -1300,7 +1300,10 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
     let status = s.status.as_str();
     match s.status {
         SessionStatus::Completed | SessionStatus::Rejected => {
-            format!("session {sid} is already decided ({status}): `{}` shows what was decided, and the diff", crate::hint::command(&format!("sessions show {sid}")))
+            format!(
+                "session {sid} is already decided ({status}): `{}` shows what was decided, and the diff",
+                crate::hint::command(&format!("sessions show {sid}"))
+            )
         }
         SessionStatus::Busy | SessionStatus::Retry | SessionStatus::Queued => {
             format!("session {sid} is still running ({status}): its review comes when it ends")
@@ -1313,7 +1316,7 @@ fn no_review(store: &Store, sid: &SessionId) -> String {
         }
         _ => {
             let discard = match s.work_dir {
-                Some(_) => format!(", or put its work away with `{}`", crate::hint::command(&format!("sessions discard {sid}"))),
+                Some(_) => format!(", or {}", crate::hint::put_away(&s)),
                 None => String::new(),
             };
             let resume = crate::hint::command(&format!("sessions resume {sid} \"what to do next\""));

@@ -51,16 +51,18 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
         Err(c) => return c,
     };
     let mut q = ListQuery { limit, ..Default::default() };
-    if let Some(s) = status {
+    if let Some(given) = status {
         // A stored status lists every session stored so (the word this list prints); the window's
         // other names for a state (discarded, branch_kept, not_checked) list as its filter does.
+        // Typed as the window writes it ("Branch kept") or in capitals, it is the same word.
+        let s = given.trim().to_lowercase().replace([' ', '-'], "_");
         match (SessionStatus::parse(&s), Shown::parse(&s)) {
             (Some(st), _) => q.statuses.push(st),
             (None, Some(shown)) => q.shown.push(shown),
             (None, None) => {
                 let known = SessionStatus::ALL.map(SessionStatus::as_str).join(", ");
                 let shown = [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::NotChosen].map(Shown::as_str).join(", ");
-                return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{s}`: one of {known}, or {shown}"));
+                return crate::run::fail(exit::USAGE, common.json, &format!("unknown status `{given}`: one of {known}, or {shown}"));
             }
         }
     }

@@ -383,9 +383,9 @@ impl View {
             if let (Some(folder), SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Idle | SessionStatus::Interrupted) = (&s.work_dir, s.status)
             {
                 self.line(&format!(
-                    "  its worktree {folder} is kept: go on with `{}`, or put it away with `{}`",
+                    "  its worktree {folder} is kept: go on with `{}`, or {}",
                     crate::hint::command(&format!("sessions resume {} \"…\"", s.id)),
-                    crate::hint::command(&format!("sessions discard {}", s.id))
+                    crate::hint::put_away(&s)
                 ));
             } else if matches!(s.status, SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) && s.attempt.is_none() {
                 // In the folder itself: nothing to put away, only the way on.

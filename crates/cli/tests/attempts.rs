@@ -148,6 +148,16 @@ async fn attempts_need_a_repository_and_say_how_to_get_one() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("need a git repository") && err.contains("git init"), "{err}");
+    // A repository with no commit yet is one: what it lacks is the commit, said as such.
+    assert!(Command::new("git").args(["init", "-q"]).current_dir(&e.ws).status().unwrap().success());
+    let out = finishline(
+        &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*2"],
+        &e.data,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a git repository with no commit yet: commit once (git add -A; git commit -m start)"), "{err}");
+    assert!(!err.contains("git init"), "{err}");
     let out = finishline(
         &["run", "anything", "--workspace", &e.ws.to_string_lossy(), "--base-url", "http://127.0.0.1:9", "--model", "m", "--attempts", "builtin*9"],
         &e.data,
@@ -407,6 +417,8 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     assert!(row.contains(&format!("[attempt 1 of 2, {group}, not chosen]")), "{list}");
     let aside = lines(&finishline(&["sessions", "list", "--status", "not_chosen", "--json"], &e.data));
     assert_eq!(aside.iter().map(|s| s["id"].as_str().unwrap()).collect::<Vec<_>>(), vec![sessions["a"].as_str()]);
+    let as_the_window_says = lines(&finishline(&["sessions", "list", "--status", "Not chosen", "--json"], &e.data));
+    assert_eq!(as_the_window_says, aside, "the badge's own words list the same");
     let other = finishline(&["sessions", "review", &sessions["a"], "--approve"], &e.data);
     assert_eq!(other.status.code(), Some(2), "a was put away: {}", String::from_utf8_lossy(&other.stderr));
     // Asked only to look, a decided review says what it is and where to read it, not to decide.
@@ -470,6 +482,11 @@ async fn rejecting_a_whole_group_removes_every_attempts_worktree_and_lands_nothi
     assert!(String::from_utf8_lossy(&shown.stdout).contains("not served here"), "{}", String::from_utf8_lossy(&shown.stdout));
     assert!(!shown.stdout.iter().any(|b| *b == 0x1b || *b == 0x07), "{:?}", String::from_utf8_lossy(&shown.stdout));
     assert_eq!(worktrees(&r), 3, "both attempts' worktrees wait: one for review, the failed one as undecided work");
+    // The failed one is put away with its group (discard refuses an attempt): the way said is that.
+    let failed_review = finishline(&["sessions", "review", &sessions["b"]], &e.data);
+    let said = String::from_utf8_lossy(&failed_review.stderr).to_string();
+    assert!(said.contains(&format!("or put it away with its group (`finishline sessions attempts {group} --reject")), "{said}");
+    assert!(!said.contains("sessions discard"), "{said}");
     // A group is named as a session is: by its start as shown without `grp_`, or by its end.
     let start = &group["grp_".len()..16];
     let compare = finishline(&["sessions", "attempts", start, "--compare", "--workspace", &r.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);

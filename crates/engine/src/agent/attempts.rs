@@ -181,7 +181,15 @@ impl Engine {
         }
         let folder = workspace.canonicalize().map_err(|e| crate::workspace::unusable(workspace, &e))?;
         let repo = crate::workspace::worktree::repo_of(&folder, &self.config.tasks.worktrees).ok_or_else(|| {
-            Error::InvalidInput(format!("attempts side by side need a git repository with a commit, so that each attempt gets its own worktree: {} is not one (New Task → Make it a repository, or git init and commit)", folder.display()))
+            let why = if crate::workspace::worktree::no_commit_yet(&folder) {
+                "is a git repository with no commit yet: commit once (git add -A; git commit -m start), then start them"
+            } else {
+                "is not one (New Task → Make it a repository, or git init and commit)"
+            };
+            Error::InvalidInput(format!(
+                "attempts side by side need a git repository with a commit, so that each attempt gets its own worktree: {} {why}",
+                folder.display()
+            ))
         })?;
         let base_commit = crate::workspace::worktree::plan(&repo, &self.config.tasks.worktrees, "base", task, opts.base.as_deref(), 1)?.base_commit;
         let group = GroupId::new();
