@@ -70,6 +70,19 @@ pub fn sentence(clause: &str) -> String {
     first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect()
 }
 
+/// How to put a session's kept work away, in a clause after "or": `sessions discard`, except for
+/// an attempt of a group none was chosen from, which goes with its group (discard refuses it).
+pub fn put_away(s: &finishline_engine::store::SessionSummary) -> String {
+    match s.attempt.as_ref().filter(|a| !a.group_chosen) {
+        Some(a) => format!(
+            "put it away with its group (`{}`), or by choosing another attempt (`{}` shows them)",
+            command(&format!("sessions attempts {} --reject", a.group)),
+            command(&format!("sessions attempts {}", a.group))
+        ),
+        None => format!("put it away with `{}`", command(&format!("sessions discard {}", s.id))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{program_named, quoted};
@@ -103,18 +116,5 @@ mod tests {
         assert_eq!(quoted("/tmp/fl-data"), "/tmp/fl-data");
         assert_eq!(quoted("/home/me/my data"), "'/home/me/my data'");
         assert_eq!(quoted("/it's"), r"'/it'\''s'");
-    }
-}
-
-/// How to put a session's kept work away, in a clause after "or": `sessions discard`, except for
-/// an attempt of a group none was chosen from, which goes with its group (discard refuses it).
-pub fn put_away(s: &finishline_engine::store::SessionSummary) -> String {
-    match s.attempt.as_ref().filter(|a| !a.group_chosen) {
-        Some(a) => format!(
-            "put it away with its group (`{}`), or by choosing another attempt (`{}` shows them)",
-            command(&format!("sessions attempts {} --reject", a.group)),
-            command(&format!("sessions attempts {}", a.group))
-        ),
-        None => format!("put it away with `{}`", command(&format!("sessions discard {}", s.id))),
     }
 }
