@@ -483,6 +483,40 @@ fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
     }
 }
 
+/// `sessions attempts G --cancel`. Attempts run in the process that started them (`run
+/// --attempts`, or the window): this one has none of its own, so it says where those still
+/// running are stopped.
+fn cancel_group(engine: &Engine, group: &GroupId, json: bool) -> u8 {
+    match (engine.cancel_group(group), engine.attempts(group)) {
+        (Ok(n), Ok(all)) => {
+            let elsewhere: Vec<String> = all
+                .iter()
+                .filter(|s| s.status.is_running() && !engine.is_running(&s.id))
+                .map(|s| s.attempt.as_ref().map_or(s.id.to_string(), |a| a.label.clone()))
+                .collect();
+            if n > 0 {
+                errln!("{n} attempt(s) cancelled.");
+            }
+            match elsewhere.as_slice() {
+                [] if n == 0 => {
+                    errln!("No attempt of this group is running.");
+                    exit::OK
+                }
+                [] => exit::OK,
+                names => fail(
+                    exit::USAGE,
+                    json,
+                    &format!(
+                        "{} still running in another terminal or the window, which only that process can stop: press Ctrl+C there, or Cancel in the window",
+                        names.join(", ")
+                    ),
+                ),
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => fail(exit::USAGE, json, &e.to_string()),
+    }
+}
+
 /// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.
 pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, compare: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
@@ -493,13 +527,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     };
     let group = GroupId(group);
     if cancel {
-        return match engine.cancel_group(&group) {
-            Ok(n) => {
-                errln!("{n} attempt(s) were running here and are cancelled. An attempt running in another process is cancelled there (Ctrl+C, or the window).");
-                exit::OK
-            }
-            Err(e) => fail(exit::USAGE, json, &e.to_string()),
-        };
+        return cancel_group(&engine, &group, json);
     }
     if reject {
         let outcome = tokio::task::block_in_place(|| engine.reject_group(&group, DecidedBy::Person));

@@ -1254,6 +1254,9 @@ async fn choosing_while_another_attempt_runs_elsewhere_is_refused_and_its_worktr
     let b_folder = worktree_of(&e, &b);
     let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], &e.data);
     let said = String::from_utf8_lossy(&chosen.stderr).to_string();
+    // Cancelling from here cannot stop b: it says where b is stopped, and does not exit as done.
+    let cancel = finishline(&["sessions", "attempts", &group, "--cancel"], &e.data);
+    let cancel_said = String::from_utf8_lossy(&cancel.stderr).to_string();
     // The group's export meanwhile says b runs, and ranks nobody before every attempt has ended.
     let md = String::from_utf8_lossy(&finishline(&["sessions", "export", &group], &e.data).stdout).to_string();
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
@@ -1261,6 +1264,11 @@ async fn choosing_while_another_attempt_runs_elsewhere_is_refused_and_its_worktr
     assert!(md.contains(&format!("- –. Finishline's agent (b) (`{b}`) · still running")), "{md}");
     assert!(md.contains(&format!("- –. Finishline's agent (a) (`{a}`)\n")), "no place yet, and no reason for one: {md}");
     assert!(!md.contains("rejected by you"), "nobody rejected anything: {md}");
+    assert_eq!(cancel.status.code(), Some(2), "{cancel_said}");
+    assert!(
+        cancel_said.contains("Finishline's agent (b) still running in another terminal or the window") && cancel_said.contains("Ctrl+C there"),
+        "{cancel_said}"
+    );
     assert_eq!(chosen.status.code(), Some(2), "refused: {said}");
     assert!(said.contains("still running") && said.contains("cancel"), "it says what runs and how to stop it: {said}");
     assert!(b_folder.join("slow.txt").exists(), "the running attempt's worktree is left as it was");
