@@ -459,7 +459,7 @@ export type EngineEvent =
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
   | { type: "attempt_started"; group: string; number: number; of: number; label: string; evaluator?: string }
-  | { type: "attempt_chosen"; group: string; reason?: string | null }
+  | { type: "attempt_chosen"; group: string; reason?: string | null; ranking?: RankedAttempt[] }
   | { type: "task_verify"; commands: string[] }
   | { type: "comparison_failed"; first: string; second: string; model: string; tokens: number; error: string }
   | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; disagreed?: boolean; model: string; tokens: number }

@@ -1042,6 +1042,7 @@ async fn attempts_continued_after_the_choice_are_approved_like_any_task() {
     let ws = r.to_string_lossy().into_owned();
     // The attempt is named by its session's end, as its worktree and branch show it.
     let a_end = &sessions["a"][sessions["a"].len() - 6..];
+    let chosen_from = ranking_of(&e, &r, &group, &url);
     let chosen = finishline(&["sessions", "attempts", &group, "--choose", a_end, "--workspace", &ws], &e.data);
     assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
 
@@ -1060,8 +1061,20 @@ async fn attempts_continued_after_the_choice_are_approved_like_any_task() {
     assert_eq!(approved.status.code(), Some(0), "the one passed over, sent on, lands when approved: {said}");
     assert_eq!(git(&r, &["show", "main:EXTRA.md"]), "extra");
     assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hello'  # one", "the choice stands: b's first round did not come back with it");
-    assert_eq!(ranking_of(&e, &r, &group, &url)["chosen"], sessions["a"].as_str(), "the group's choice is still a");
+    let after = ranking_of(&e, &r, &group, &url);
+    assert_eq!(after["chosen"], sessions["a"].as_str(), "the group's choice is still a");
     assert_eq!(worktrees(&r), 1, "every worktree is gone");
+    // The ranking is the one the choice was made from: the rounds after it are each attempt's
+    // own story, not a new standing that could put another attempt above the one chosen.
+    let standing = |v: &Value| -> Vec<(Value, Value, Value, Value)> {
+        v["ranking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["evidence"]["session"].clone(), a["rank"].clone(), a["evidence"]["diff_lines"].clone(), a["evidence"]["files"].clone()))
+            .collect()
+    };
+    assert_eq!(standing(&after), standing(&chosen_from), "{after}");
 }
 
 /// An attempt the person rejected on its own while the group was still open, then sent on and

@@ -143,14 +143,14 @@ fn an_attempt_rejected_because_another_was_chosen_is_no_false_done() {
     let (chosen, other) = (attempt(&store, &group, 1), attempt(&store, &group, 2));
     reviewed(&store, &other, &[Verdict::Done], "judge", Decision::RequestChanges, DecidedBy::Person);
     reviewed(&store, &chosen, &[Verdict::Done], "judge", Decision::Approve, DecidedBy::Person);
-    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None }).unwrap();
+    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None, ranking: None }).unwrap();
     reviewed_with(&store, &other, &[Verdict::Done], "judge", Decision::Reject, Some(finishline_engine::store::trust::SET_ASIDE));
     // The person's own Reject of an attempt, before they chose another, is their judgement.
     let third_group = GroupId::new();
     let (kept, judged) = (attempt(&store, &third_group, 1), attempt(&store, &third_group, 2));
     reviewed(&store, &judged, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);
     reviewed(&store, &kept, &[Verdict::Done], "judge", Decision::Approve, DecidedBy::Person);
-    store.append(&kept, None, EngineEvent::AttemptChosen { group: third_group.clone(), reason: None }).unwrap();
+    store.append(&kept, None, EngineEvent::AttemptChosen { group: third_group.clone(), reason: None, ranking: None }).unwrap();
     let all_rejected = GroupId::new();
     let (first, second) = (attempt(&store, &all_rejected, 1), attempt(&store, &all_rejected, 2));
     reviewed(&store, &first, &[Verdict::Done], "judge", Decision::Reject, DecidedBy::Person);

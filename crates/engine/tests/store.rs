@@ -730,7 +730,7 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     let (chosen, _) = store.create_session(&new_session("the same task")).unwrap();
     attempt(1, &chosen);
     reviewed_round(&store, &chosen, Decision::Approve, SessionStatus::Completed);
-    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None }).unwrap();
+    store.append(&chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason: None, ranking: None }).unwrap();
     let aside = worked_in_a_worktree(&store, "the same task", "finishline/aside", false);
     attempt(2, &aside);
     reviewed_round_as(&store, &aside, Decision::Reject, SessionStatus::Rejected, None, Some(DecisionOccasion::AnotherAttemptChosen));

@@ -281,7 +281,7 @@ impl Engine {
         }
         // The choice is recorded before the others are touched: a crash in between leaves a
         // decided group whose leftovers the start-up sweep removes.
-        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason })?;
+        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: Some(ranked.ranking.clone()) })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
             if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
                 let _ = self.store.append(
@@ -457,12 +457,28 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     let comparison_tokens = spent_on_comparisons(&events);
     let mut ranking = ranking::rank(&evidence);
     comparison::apply(&mut ranking, &answers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>());
+    if let Some(then) = chosen.as_ref().and_then(|c| ranking_chosen_from(events.get(c)?)) {
+        // Decided: the standing the person chose from is the group's record. Rounds of its
+        // attempts since (a follow-up of the one chosen, one passed over sent on) are each
+        // session's own, and must not rank another above the choice after the fact.
+        ranking = then;
+    }
     let base_branch = events.values().flatten().find_map(|e| match &e.event {
         EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => wt.base_branch.clone(),
         _ => None,
     });
     let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens, base_branch };
     Ok(Standing { ranking, answers })
+}
+
+/// The ranking recorded with the choice (none before this was recorded), its reviews decided.
+fn ranking_chosen_from(events: &[Envelope]) -> Option<Vec<Ranked>> {
+    let mut then = events.iter().find_map(|e| match &e.event {
+        EngineEvent::AttemptChosen { ranking: Some(r), .. } => Some(r.clone()),
+        _ => None,
+    })?;
+    then.iter_mut().for_each(|r| r.evidence.review = None);
+    Some(then)
 }
 
 /// The files the attempts changed, each as every attempt left it; those they left

@@ -70,7 +70,7 @@ pub struct Comparison {
 
 /// The evaluator's word on an attempt and the next, as the person reads it: the attempts by
 /// name, since its sentence calls them "the first" and "the second" as it was asked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EvaluatorWord {
     /// The attempt it was shown first.
     pub first: String,

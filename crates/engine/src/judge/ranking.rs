@@ -7,12 +7,12 @@
 
 use std::cmp::Ordering;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::domain::{EndReason, RequestId, SessionId};
 
 /// What one attempt ended with, as its last review recorded it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptEvidence {
     pub session: SessionId,
     /// Who did it: `OpenCode`, `Finishline's agent (m)`, `Codex #2`.
@@ -69,7 +69,7 @@ impl AttemptEvidence {
 }
 
 /// An attempt in the ranking.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ranked {
     pub rank: usize,
     pub evidence: AttemptEvidence,
