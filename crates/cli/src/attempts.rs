@@ -327,10 +327,11 @@ fn may_land_unasked(r: &GroupRanking) -> Result<&SessionId, String> {
     if !(top.rank == 1 && top.evidence.end_reason == Some(EndReason::VerifiedDone) && top.evidence.findings == 0 && top.evidence.review.is_some()) {
         return Err(NONE.into());
     }
-    match &top.evidence.held_back {
-        Some(why) => Err(format!("the first, {}, waits for you: {why}", top.evidence.label)),
-        None => Ok(&top.evidence.session),
+    if let Some(why) = &top.evidence.held_back {
+        return Err(format!("the first, {}, waits for you: {why}", top.evidence.label));
     }
+    // Level with another ("=1"): landing either would be a guess the rule did not make.
+    at_place(1, r).map(|_| &top.evidence.session)
 }
 
 fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptions, interactive: bool, stop: &finishline_engine::CancellationToken) -> u8 {
@@ -466,11 +467,12 @@ fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
     match there.as_slice() {
         [one] => Ok((*one).clone()),
         [] => {
-            let placed: Vec<&str> = places.iter().map(String::as_str).filter(|p| *p != "–").collect();
-            let what = match placed.split_last() {
-                None => "none has a place until every attempt has ended with work to land".to_string(),
-                Some((last, [])) => format!("the only place is {last}; choose it, or an attempt by its session id"),
-                Some((last, before)) => format!("the places are {} and {last}; choose one, or an attempt by its session id", before.join(", ")),
+            let mut placed: Vec<&str> = places.iter().map(String::as_str).filter(|p| *p != "–").collect();
+            placed.dedup();
+            let what = if placed.is_empty() {
+                "none has a place until every attempt has ended with work to land".to_string()
+            } else {
+                format!("the places now are {}; choose an attempt by its place, or by its session id", placed.join(", "))
             };
             Err(format!("there is no attempt in place {k}: {what}; {}", shown()))
         }

@@ -891,7 +891,7 @@ async fn choosing_a_rank_no_attempt_has_names_the_ranks_there_are_and_lands_noth
         let out = finishline(&["sessions", "attempts", &group, "--choose", rank], &e.data);
         let said = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--choose {rank}: {said}");
-        assert!(said.contains("the places are =1 and =1"), "--choose {rank}: it names the places there are: {said}");
+        assert!(said.contains("the places now are =1;"), "--choose {rank}: it names the places there are: {said}");
         assert!(
             said.contains(&format!("`finishline sessions attempts {group} --data-dir {}`", e.data.display())),
             "--choose {rank}: and how to see the ranking: {said}"
@@ -1192,6 +1192,39 @@ async fn a_dry_run_reject_of_attempts_is_no_persons_verdict() {
     assert!(agents.len() == 1 && agents[0]["tasks"] == 2 && agents[0]["reviews_decided"] == 0, "{agents:?}");
     let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
     assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
+}
+
+/// `--review approve` lands the first attempt unasked only when it is first alone: two the rule
+/// finds equal ("=1") wait for the person, as `--choose 1` refuses them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_level_at_the_top_are_not_landed_unasked() {
+    let (_server, e, r, url) = serving(commented(json!([]), &[("a", "one"), ("b", "two")])).await;
+    let ws = r.to_string_lossy().into_owned();
+    let out = finishline(
+        &[
+            "run",
+            GREET,
+            "--workspace",
+            &ws,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--attempts",
+            "builtin:a,builtin:b",
+            "--verify",
+            "python3 check.py",
+            "--allow",
+            "all",
+            "--review",
+            "approve",
+        ],
+        &e.data,
+    );
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(6), "they wait for the person: {said}");
+    assert!(said.contains("2 attempts share place 1"), "{said}");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
 }
 
 /// An attempt whose agent asks a question with nobody at a terminal is declined, and its run

@@ -430,7 +430,7 @@ impl Engine {
         };
         let run = RunId::new();
         if let Some(a) = &opts.attempt {
-            let evaluator = self.config.evaluator.is_none().then(|| self.config.agent.model.clone());
+            let evaluator = self.config.evaluator.is_none().then(|| self.config.agent.model.clone()).filter(|m| !m.trim().is_empty());
             self.store.append(
                 &sid,
                 None,

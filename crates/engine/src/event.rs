@@ -409,10 +409,12 @@ pub enum EngineEvent {
         /// Why it ranked where it did, in the rule's words, when it was first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-        /// The ranking the person chose from, as it stood then: the group's record, which rounds
-        /// of its attempts after the choice do not change.
+        /// The ranking the person chose from, as it stood then (`Vec<Ranked>`; recorded only once
+        /// every attempt had ended): the group's record, which rounds of its attempts after the
+        /// choice do not change. Kept as JSON and read leniently: a view's shape that changes
+        /// later must not make the session unreadable.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        ranking: Option<Vec<crate::judge::ranking::Ranked>>,
+        ranking: Option<Value>,
     },
     /// The evaluator compared two attempts of this session's group, when the person asked: which
     /// better does the task and why. Recorded on both attempts.

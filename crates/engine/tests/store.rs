@@ -774,24 +774,27 @@ fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected(
         reviewed_round_as(store, &sid, Decision::Reject, SessionStatus::Rejected, feedback, occasion);
         sid
     };
-    let (aside, refused, legacy) = {
+    let (aside, refused, legacy, put_away) = {
         let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
         let aside = decided(&store, None, Some(DecisionOccasion::AnotherAttemptChosen));
         let refused = decided(&store, None, None);
         // As builds before the occasion set an attempt aside: a reject in words of its own.
         let legacy = decided(&store, Some(finishline_engine::store::trust::SET_ASIDE), None);
+        // And rejected a whole group: in words of their own too, and not refused on its own.
+        let put_away = decided(&store, Some(finishline_engine::agent::attempts::EVERY_ATTEMPT_REJECTED), None);
         assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen));
         assert_eq!(store.session(&refused).unwrap().occasion, None);
-        (aside, refused, legacy)
+        (aside, refused, legacy, put_away)
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute("UPDATE sessions SET group_id = 'g1' WHERE id IN (?1, ?2, ?3)", [&aside.0, &refused.0, &legacy.0]).unwrap();
+    conn.execute("UPDATE sessions SET group_id = 'g1' WHERE id IN (?1, ?2, ?3, ?4)", [&aside.0, &refused.0, &legacy.0, &put_away.0]).unwrap();
     conn.execute_batch("ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 14;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "learnt from its events");
     assert_eq!(store.session(&refused).unwrap().occasion, None);
     assert_eq!(store.session(&legacy).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "set aside in an older build's words");
+    assert_eq!(store.session(&put_away).unwrap().occasion, Some(DecisionOccasion::EveryAttemptRejected), "rejected with its group in an older build's words");
 }
 
 #[test]

@@ -281,7 +281,7 @@ impl Engine {
         }
         // The choice is recorded before the others are touched: a crash in between leaves a
         // decided group whose leftovers the start-up sweep removes.
-        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: Some(ranked.ranking.clone()) })?;
+        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: recorded_ranking(&ranked) })?;
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
             if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
                 let _ = self.store.append(
@@ -326,7 +326,7 @@ impl Engine {
             ranked.ranking.iter().map(|r| &r.evidence).filter(|e| statuses.get(&e.session) != Some(&SessionStatus::Rejected)).collect();
         for a in &left {
             match &a.review {
-                Some(_) => self.discard_attempt(a, "You rejected every attempt.", Some(DecisionOccasion::EveryAttemptRejected), by)?,
+                Some(_) => self.discard_attempt(a, EVERY_ATTEMPT_REJECTED, Some(DecisionOccasion::EveryAttemptRejected), by)?,
                 None => {
                     // The decision first (a failed or cancelled attempt becomes rejected): a crash
                     // after it leaves a rejected session, whose worktree the start-up sweep removes.
@@ -377,7 +377,12 @@ impl Engine {
                     return;
                 }
             }
-            let Some(wt) = current_worktree(&events) else { return };
+            let put_away = super::decision::status_event(SessionStatus::Rejected);
+            let Some(wt) = current_worktree(&events) else {
+                // Nothing of it to remove: it is put away all the same, as the choice says.
+                let _ = store.append_if_unchanged(&session, seen, vec![put_away]);
+                return;
+            };
             // Recorded before anything goes, and only if still nothing happened: a run started
             // after this sees the worktree gone and works in a new one.
             let kept = super::discard::branch_kept(&events, &wt);
@@ -389,7 +394,6 @@ impl Engine {
             };
             // Put away without a review, as rejecting the group puts such an attempt: left as
             // it was (cancelled, idle) it would still read as work kept to go on with.
-            let put_away = super::decision::status_event(SessionStatus::Rejected);
             if matches!(store.append_if_unchanged(&session, seen, kept.into_iter().chain([put_away, removed]).collect()), Ok(true)) {
                 super::decision::remove_recorded(&store, &engine.config.data_dir, &session, &wt, delete_branch);
             }
@@ -398,6 +402,10 @@ impl Engine {
         Ok(())
     }
 }
+
+/// The words a review is rejected with when the person rejects the whole group; builds before
+/// its occasion was recorded are read by them.
+pub const EVERY_ATTEMPT_REJECTED: &str = "You rejected every attempt.";
 
 /// The group's attempts, in their order.
 pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSummary>> {
@@ -471,10 +479,17 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     Ok(Standing { ranking, answers })
 }
 
-/// The ranking recorded with the choice (none before this was recorded), its reviews decided.
+/// The ranking a choice records: only a whole one, every attempt ended (before that no attempt
+/// has a place, and one still running would stay "running" in the record).
+fn recorded_ranking(r: &GroupRanking) -> Option<serde_json::Value> {
+    r.all_ended.then(|| serde_json::to_value(&r.ranking).ok()).flatten()
+}
+
+/// The ranking recorded with the choice, its reviews decided; none when the choice recorded
+/// none (made before every attempt ended, or by a build before this) or it no longer reads.
 fn ranking_chosen_from(events: &[Envelope]) -> Option<Vec<Ranked>> {
-    let mut then = events.iter().find_map(|e| match &e.event {
-        EngineEvent::AttemptChosen { ranking: Some(r), .. } => Some(r.clone()),
+    let mut then: Vec<Ranked> = events.iter().find_map(|e| match &e.event {
+        EngineEvent::AttemptChosen { ranking: Some(r), .. } => serde_json::from_value(r.clone()).ok(),
         _ => None,
     })?;
     then.iter_mut().for_each(|r| r.evidence.review = None);

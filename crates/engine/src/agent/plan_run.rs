@@ -113,8 +113,7 @@ impl Run {
 
     /// The manager's model: its own when set in Settings, else the evaluator's.
     pub(super) fn manager_endpoint(&self) -> super::ModelEndpoint {
-        let c = &self.engine.config;
-        c.manager.clone().or_else(|| c.evaluator.clone()).unwrap_or_else(|| c.agent.clone())
+        self.engine.config.manager.clone().unwrap_or_else(|| self.evaluator.clone())
     }
 
     /// What the evaluator judges: this step against its criteria, or the whole request at the

@@ -224,11 +224,9 @@ impl Run {
             () = cancel.cancelled() => None,
         };
         let criteria = criteria_since_decision(&events);
-        let agent_model = if crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name && !summary.model.is_empty() {
-            summary.model.clone()
-        } else {
-            engine.config.agent.model.clone()
-        };
+        // The provider the session started with is still the one set up: what it recorded may be asked of it.
+        let same_provider = crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name;
+        let agent_model = if same_provider && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
         // Without an evaluator of its own, an attempt is judged by the model that judged its
         // group from the start: its own follow-up runs with its worker's model as the agent's.
         let evaluator = engine.config.evaluator.clone().unwrap_or_else(|| {
@@ -236,6 +234,8 @@ impl Run {
                 EngineEvent::AttemptStarted { evaluator: Some(m), .. } => Some(m.clone()),
                 _ => None,
             });
+            // A model of another provider is not asked of this one (the settings changed since).
+            let kept = kept.filter(|m| same_provider && !m.trim().is_empty());
             let agent = engine.config.agent.clone();
             match kept {
                 Some(model) => super::ModelEndpoint { model, ..agent },

@@ -40,6 +40,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: sessions::OCCASION_MIGRATION,
         backfill: Some(sessions::backfill_occasions),
     },
+    Migration {
+        version: 16,
+        name: "a group rejected whole, told from an attempt rejected on its own",
+        sql: "",
+        backfill: Some(sessions::backfill_group_rejects),
+    },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

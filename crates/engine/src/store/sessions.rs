@@ -194,6 +194,22 @@ pub fn backfill_occasions(conn: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
+/// Reviews rejected with their whole group before that had an occasion of its own (the reject
+/// in the group's words, [`crate::agent::attempts::EVERY_ATTEMPT_REJECTED`]): told apart from an
+/// attempt the person refused on its own, which the ranking keeps out of the choice.
+pub fn backfill_group_rejects(conn: &rusqlite::Connection) -> Result<()> {
+    conn.execute(
+        "UPDATE runs SET occasion = 'every_attempt_rejected'
+         WHERE decision = 'reject' AND occasion IS NULL AND EXISTS (
+             SELECT 1 FROM requests q
+             JOIN events e ON e.session_id = q.session_id AND e.type = 'review_resolved' AND json_extract(e.body, '$.review_id') = q.id
+             WHERE q.run_id = runs.id AND q.kind = 'review' AND json_extract(e.body, '$.feedback') = ?1
+               AND (SELECT group_id FROM sessions s WHERE s.id = q.session_id) IS NOT NULL)",
+        [crate::agent::attempts::EVERY_ATTEMPT_REJECTED],
+    )?;
+    Ok(())
+}
+
 pub fn backfill_branches(conn: &rusqlite::Connection) -> Result<()> {
     let ids: Vec<String> =
         conn.prepare("SELECT id FROM sessions WHERE branch IS NOT NULL AND work_dir IS NULL")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
