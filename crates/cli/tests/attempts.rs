@@ -336,29 +336,20 @@ async fn waiting_for(rules: Value, spec: &str) -> Waiting {
     Waiting { _server: server, e, r, url, group, sessions }
 }
 
+/// `finishline run GREET --attempts SPEC` against the fake provider, verified by `check.py`, every
+/// tool allowed, with `more` flags.
+fn run_attempts(e: &Env, r: &Path, url: &str, spec: &str, more: &[&str]) -> std::process::Output {
+    let ws = r.to_string_lossy();
+    let mut args =
+        vec!["run", GREET, "--workspace", &ws, "--base-url", url, "--model", "m", "--attempts", spec, "--verify", "python3 check.py", "--allow", "all"];
+    args.extend_from_slice(more);
+    finishline(&args, &e.data)
+}
+
 /// The attempts `spec` names (`builtin:a,builtin:b`) run to their reviews and wait for the
 /// person; the group and each model's session.
 fn waiting_attempts(e: &Env, r: &Path, url: &str, spec: &str) -> (String, std::collections::HashMap<String, String>) {
-    let out = finishline(
-        &[
-            "run",
-            GREET,
-            "--workspace",
-            &r.to_string_lossy(),
-            "--base-url",
-            url,
-            "--model",
-            "m",
-            "--json",
-            "--attempts",
-            spec,
-            "--verify",
-            "python3 check.py",
-            "--allow",
-            "all",
-        ],
-        &e.data,
-    );
+    let out = run_attempts(e, r, url, spec, &["--json"]);
     assert_eq!(out.status.code(), Some(6), "both wait for the person: {}", String::from_utf8_lossy(&out.stderr));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("` lands one on main"), "it says where choosing lands: {said}");
@@ -1199,28 +1190,7 @@ async fn a_dry_run_reject_of_attempts_is_no_persons_verdict() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attempts_level_at_the_top_are_not_landed_unasked() {
     let (_server, e, r, url) = serving(commented(json!([]), &[("a", "one"), ("b", "two")])).await;
-    let ws = r.to_string_lossy().into_owned();
-    let out = finishline(
-        &[
-            "run",
-            GREET,
-            "--workspace",
-            &ws,
-            "--base-url",
-            &url,
-            "--model",
-            "m",
-            "--attempts",
-            "builtin:a,builtin:b",
-            "--verify",
-            "python3 check.py",
-            "--allow",
-            "all",
-            "--review",
-            "approve",
-        ],
-        &e.data,
-    );
+    let out = run_attempts(&e, &r, &url, "builtin:a,builtin:b", &["--review", "approve"]);
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(6), "they wait for the person: {said}");
     assert!(said.contains("2 attempts share place 1"), "{said}");

@@ -411,15 +411,20 @@ describe("Session view", () => {
     expect(screen.getByTestId("review-dock")).not.toHaveClass("tall");
   });
 
-  it("says an attempt set aside for another was not chosen, not rejected by the person", async () => {
+  /** An attempt's review rejected as its group's decision, `occasion` saying which. */
+  const rejectedWithGroup = (occasion: "another_attempt_chosen" | "every_attempt_rejected", feedback: string) => {
     script([
       ...running(),
       ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
       ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: "Another attempt was chosen.", reverted: false, occasion: "another_attempt_chosen" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback, reverted: false, occasion }),
       ev({ type: "status_changed", status: "rejected" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+  };
+
+  it("says an attempt set aside for another was not chosen, not rejected by the person", async () => {
+    rejectedWithGroup("another_attempt_chosen", "Another attempt was chosen.");
     const panel = await screen.findByTestId("review-panel");
     expect(panel, "a red Rejected would say the person refused work they never looked at").toHaveTextContent("Not chosen");
     expect(panel).not.toHaveTextContent("Rejected");
@@ -427,14 +432,7 @@ describe("Session view", () => {
   });
 
   it("says an attempt rejected with the rest of its group went with them, not on its own evidence", async () => {
-    script([
-      ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: "You rejected every attempt.", reverted: false, occasion: "every_attempt_rejected" }),
-      ev({ type: "status_changed", status: "rejected" }),
-    ]);
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    rejectedWithGroup("every_attempt_rejected", "You rejected every attempt.");
     const panel = await screen.findByTestId("review-panel");
     expect(panel, "the person refused the group, not this attempt on its own").toHaveTextContent("Decided by you, with every other attempt of this task.");
     // The record the transcript keeps once a later run follows.
