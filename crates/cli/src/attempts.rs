@@ -646,9 +646,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
 pub(crate) fn set_aside_words(store: &Store, sid: &SessionId) -> Option<String> {
     let me = store.session(sid).ok()?;
     let mine = me.attempt.as_ref().filter(|a| !a.group_chosen)?;
-    let query = finishline_engine::store::ListQuery { group: Some(mine.group.clone()), limit: 64, ..Default::default() };
-    let others: Vec<String> = store
-        .list_sessions(&query)
+    let others: Vec<String> = finishline_engine::agent::attempts::group_attempts(store, &mine.group)
         .ok()?
         .into_iter()
         .filter(|s| &s.id != sid && s.status != SessionStatus::Rejected)
