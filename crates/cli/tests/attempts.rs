@@ -602,9 +602,13 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     let tokens_before: Vec<Value> = before["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["tokens"].clone()).collect();
 
     let ws = r.to_string_lossy().into_owned();
-    // Named no server: the attempts' own is asked, as `resume` and `review` do.
-    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws], &e.data);
+    // Named no server: the attempts' own is asked, as `resume` and `review` do. Named another
+    // agent model, the judge is still the one that judged the group (m), as for a follow-up.
+    _server.clear_requests();
+    let compared = finishline(&["sessions", "attempts", &group, "--compare", "--workspace", &ws, "--model", "z"], &e.data);
     assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
+    let judges: Vec<String> = _server.requests().iter().filter(|q| format!("{:?}", q.kind) == "Evaluator").map(|q| q.model.clone()).collect();
+    assert!(!judges.is_empty() && judges.iter().all(|m| m == "m"), "the group's own evaluator compares them: {judges:?}");
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
         text.contains("the evaluator, shown Finishline's agent (a) first and Finishline's agent (b) second, prefers Finishline's agent (b): the comment of the second names the case"),

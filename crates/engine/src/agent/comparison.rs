@@ -28,6 +28,14 @@ pub struct Compared {
 }
 
 impl Engine {
+    /// The judge a group's attempts had (see [`super::run::judge_of`]), read from its first
+    /// attempt: the comparison is asked of the model whose reviews it weighs.
+    fn judge_of_group(&self, group: &GroupId) -> Result<ModelEndpoint> {
+        let first = super::attempts::group_attempts(&self.store, group)?.swap_remove(0);
+        let same_provider = crate::provider::settings::current_name(&first.provider) == self.config.agent.provider_name;
+        Ok(super::run::judge_of(&self.config, same_provider, &self.store.events(&first.id, 0)?))
+    }
+
     /// Asks the evaluator about each pair of neighbours with work to land that has no answer
     /// from this evaluator model yet, recording each answer on both attempts before the next
     /// question, until every such pair in the ranking has one: an answer that reorders a tie
@@ -38,7 +46,7 @@ impl Engine {
     /// attempts' own. Cancelled, it stops at once and returns the ranking with the answers
     /// recorded so far: a pair is recorded whole or not at all.
     pub async fn compare_attempts(self: &Arc<Self>, group: &GroupId, cancel: &CancellationToken) -> Result<Compared> {
-        let endpoint = self.config.evaluator.clone().unwrap_or_else(|| self.config.agent.clone());
+        let endpoint = self.judge_of_group(group)?;
         let mut asked = 0;
         // Each pair is asked once at most: new reviews meanwhile cannot keep it going.
         let mut limit = None;

@@ -227,21 +227,7 @@ impl Run {
         // The provider the session started with is still the one set up: what it recorded may be asked of it.
         let same_provider = crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name;
         let agent_model = if same_provider && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
-        // Without an evaluator of its own, an attempt is judged by the model that judged its
-        // group from the start: its own follow-up runs with its worker's model as the agent's.
-        let evaluator = engine.config.evaluator.clone().unwrap_or_else(|| {
-            let kept = events.iter().find_map(|e| match &e.event {
-                EngineEvent::AttemptStarted { evaluator: Some(m), .. } => Some(m.clone()),
-                _ => None,
-            });
-            // A model of another provider is not asked of this one (the settings changed since).
-            let kept = kept.filter(|m| same_provider && !m.trim().is_empty());
-            let agent = engine.config.agent.clone();
-            match kept {
-                Some(model) => super::ModelEndpoint { model, ..agent },
-                None => agent,
-            }
-        });
+        let evaluator = judge_of(&engine.config, same_provider, &events);
         Ok(Run {
             evaluator,
             verify_commands: engine.verify_commands_of(&events),
@@ -829,4 +815,24 @@ fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judg
         .rev()
         .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None })
         .unwrap_or_default()
+}
+
+/// Who judges a session's runs: the evaluator set, else, for an attempt, the model that judged
+/// its group from the start (its own follow-up runs with its worker's model as the agent's, and
+/// a comparison of the group is asked of the same judge), else the agent's endpoint.
+/// `same_provider`: the provider the session started with is still the one set up, so a model
+/// it recorded may be asked of it (the settings may have changed since).
+pub(super) fn judge_of(config: &super::EngineConfig, same_provider: bool, events: &[crate::event::Envelope]) -> super::ModelEndpoint {
+    config.evaluator.clone().unwrap_or_else(|| {
+        let kept = events.iter().find_map(|e| match &e.event {
+            EngineEvent::AttemptStarted { evaluator: Some(m), .. } => Some(m.clone()),
+            _ => None,
+        });
+        let kept = kept.filter(|m| same_provider && !m.trim().is_empty());
+        let agent = config.agent.clone();
+        match kept {
+            Some(model) => super::ModelEndpoint { model, ..agent },
+            None => agent,
+        }
+    })
 }
