@@ -343,7 +343,7 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
             stop: Some(stop.clone()),
             ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, by)
         };
-        let aside = set_aside_words(store, sid);
+        let aside = set_aside(store, sid);
         let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&r.group, sid, choice));
         if json {
             match &outcome {
@@ -357,7 +357,7 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
             Err(_) => exit::FAILED,
         };
         if !json {
-            say_set_aside(aside, code == exit::OK);
+            say_set_aside(engine, store, aside, code == exit::OK);
             report_review(outcome, Again::Attempt(&r.group, sid));
         }
         code
@@ -613,7 +613,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         stop: Some(stop),
         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
     };
-    let aside = set_aside_words(&store, &sid);
+    let aside = set_aside(&store, &sid);
     let outcome = tokio::task::block_in_place(|| engine.choose_attempt_with(&group, &sid, choice));
     on_signal.abort();
     if json {
@@ -633,44 +633,100 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
         Err(_) => exit::FAILED,
     };
     if !json {
-        say_set_aside(aside, code == exit::OK);
+        say_set_aside(&engine, &store, aside, code == exit::OK);
         report_review(outcome, Again::Attempt(&group, &sid));
     }
     tokio::task::block_in_place(|| engine.settle());
     code
 }
 
-/// What choosing `sid` sets aside, in words for once it is done: the group's other attempts not
-/// rejected already, whose worktrees go with the choice. None when `sid` is no attempt of a group
-/// still open (approving one continued after the choice chooses nothing).
-pub(crate) fn set_aside_words(store: &Store, sid: &SessionId) -> Option<String> {
+/// What choosing an attempt sets aside: the group's other attempts not rejected already, whose
+/// worktrees go with the choice, each with where its history stood before it.
+pub(crate) struct SetAside {
+    chosen: String,
+    others: Vec<(SessionId, String, u64)>,
+}
+
+/// What choosing `sid` would set aside, read before the choice. None when `sid` is no attempt of
+/// a group still open (approving one continued after the choice chooses nothing).
+pub(crate) fn set_aside(store: &Store, sid: &SessionId) -> Option<SetAside> {
     let me = store.session(sid).ok()?;
     let mine = me.attempt.as_ref().filter(|a| !a.group_chosen)?;
-    let others: Vec<String> = finishline_engine::agent::attempts::group_attempts(store, &mine.group)
+    let others = finishline_engine::agent::attempts::group_attempts(store, &mine.group)
         .ok()?
         .into_iter()
         .filter(|s| &s.id != sid && s.status != SessionStatus::Rejected)
-        .map(|s| s.attempt.map(|a| a.label).unwrap_or(s.model))
+        .map(|s| (s.id, s.attempt.map(|a| a.label).unwrap_or(s.model), s.last_seq))
         .collect();
-    Some(match others.as_slice() {
-        [] => format!("Chose {}.", mine.label),
-        [one] => format!("Chose {}; {one} was set aside and its worktree removed, with what it wrote.", mine.label),
-        [before @ .., last] => {
-            format!("Chose {}; {} and {last} were set aside and their worktrees removed, with what they wrote.", mine.label, before.join(", "))
-        }
-    })
+    Some(SetAside { chosen: mine.label.clone(), others })
 }
 
-/// [`set_aside_words`], said once the choice was made.
-pub(crate) fn say_set_aside(words: Option<String>, decided: bool) {
-    if let Some(w) = words.filter(|_| decided) {
-        errln!("{w}");
+/// A set-aside attempt's branch that was kept when its worktree went: the person's commits there
+/// (or what they asked) are not removed with it, and the words must not say they were.
+struct KeptBranch {
+    label: String,
+    branch: String,
+    why: finishline_engine::domain::BranchKeptWhy,
+    files: Vec<String>,
+}
+
+/// What the choice set aside, in words: the others, and each branch kept rather than removed.
+fn set_aside_words(aside: &SetAside, kept: &[KeptBranch]) -> String {
+    let labels: Vec<&str> = aside.others.iter().map(|(_, label, _)| label.as_str()).collect();
+    let with = if kept.is_empty() {
+        if labels.len() == 1 {
+            ", with what it wrote"
+        } else {
+            ", with what they wrote"
+        }
+    } else {
+        ""
+    };
+    let mut said = match labels.as_slice() {
+        [] => return format!("Chose {}.", aside.chosen),
+        [one] => format!("Chose {}; {one} was set aside and its worktree removed{with}.", aside.chosen),
+        [before @ .., last] => format!("Chose {}; {} and {last} were set aside and their worktrees removed{with}.", aside.chosen, before.join(", ")),
+    };
+    for k in kept {
+        let whose = if labels.len() == 1 { "Its".to_string() } else { format!("{}'s", k.label) };
+        let files = if k.files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(&k.files)) };
+        said.push_str(&format!(" {whose} branch {} is kept{}{files}.", k.branch, k.why.words()));
     }
+    said
+}
+
+/// [`set_aside`], said once the choice was made and what it set aside is done with (`settle`
+/// waits for the worktrees that go in the background): a branch kept is named.
+pub(crate) fn say_set_aside(engine: &Engine, store: &Store, aside: Option<SetAside>, decided: bool) {
+    let Some(aside) = aside.filter(|_| decided) else { return };
+    tokio::task::block_in_place(|| engine.settle());
+    let kept: Vec<KeptBranch> = aside
+        .others
+        .iter()
+        .filter_map(|(sid, label, seen)| {
+            store.events(sid, *seen).ok()?.into_iter().rev().find_map(|e| match e.event {
+                EngineEvent::BranchKept { branch, files, why } => Some(KeptBranch { label: label.clone(), branch, why, files }),
+                _ => None,
+            })
+        })
+        .collect();
+    errln!("{}", set_aside_words(&aside, &kept));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_branch_among_several_set_aside_is_named_with_its_attempt_and_nothing_says_it_went() {
+        let others = ["b", "c"].map(|l| (SessionId(format!("ses_{l}")), l.to_string(), 0)).to_vec();
+        let aside = SetAside { chosen: "a".into(), others };
+        assert_eq!(set_aside_words(&aside, &[]), "Chose a; b and c were set aside and their worktrees removed, with what they wrote.");
+        let kept = KeptBranch { label: "c".into(), branch: "finishline/c".into(), why: BranchKeptWhy::ChangedAfterTask, files: vec!["mine.txt".into()] };
+        let said = set_aside_words(&aside, &[kept]);
+        assert!(said.starts_with("Chose a; b and c were set aside and their worktrees removed. c's branch finishline/c is kept: it holds work"), "{said}");
+        assert!(said.ends_with(" (mine.txt)."), "{said}");
+    }
 
     #[test]
     fn a_short_number_is_a_rank_and_a_session_ids_end_of_digits_is_that_session() {

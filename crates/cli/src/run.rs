@@ -1076,7 +1076,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
     let progress = (!json && decision == Decision::Approve).then(|| say_landing_progress(store.clone(), sid.clone(), before));
     // Approving an attempt chooses it for its group: what that sets aside is said with it.
-    let aside = (decision == Decision::Approve).then(|| crate::attempts::set_aside_words(&store, &sid)).flatten();
+    let aside = (decision == Decision::Approve).then(|| crate::attempts::set_aside(&store, &sid)).flatten();
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
     if let Some((t, _)) = on_signal {
         t.abort();
@@ -1099,7 +1099,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     if !json {
         let mendable = matches!(&outcome, Ok(ReviewOutcome::LandingBlocked { reason, .. }) if reason.agent_can_resolve());
-        crate::attempts::say_set_aside(aside, matches!(&outcome, Ok(ReviewOutcome::Decided { .. })));
+        crate::attempts::say_set_aside(&engine, &store, aside, matches!(&outcome, Ok(ReviewOutcome::Decided { .. })));
         report_review(outcome, Again::Review(&sid));
         if code == exit::REJECTED && !v.revert {
             say_changes_stay(&store, &sid);

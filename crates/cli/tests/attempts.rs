@@ -979,16 +979,26 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     let ranking = ranking_of(&e, &r, &group, &url);
     let first = &ranking["ranking"].as_array().unwrap()[0]["evidence"];
     assert_eq!(first["end_reason"], "verified_done", "the resumed attempt is ranked on its review: {ranking}");
+    // The person took the stopped one's half further by hand, and committed it in its worktree.
+    let other = ranking["ranking"][1]["evidence"].clone();
+    let other_folder = worktree_of(&e, other["session"].as_str().unwrap());
+    std::fs::write(other_folder.join("mine.txt"), "my own go at it\n").unwrap();
+    git(&other_folder, &["add", "mine.txt"]);
+    git(&other_folder, &["-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "mine"]);
+    let other_branch = git(&other_folder, &["branch", "--show-current"]);
     let chosen = finishline(&["sessions", "attempts", &group, "--choose", "1", "--workspace", &r.to_string_lossy()], &e.data);
     let said = String::from_utf8_lossy(&chosen.stderr).to_string();
     assert_eq!(chosen.status.code(), Some(0), "{said}");
     assert_eq!(git(&r, &["show", "main:slow.txt"]), "half of the work");
     assert_eq!(worktrees(&r), 1, "no worktree is left");
+    assert_eq!(git(&r, &["show", &format!("{other_branch}:mine.txt")]), "my own go at it", "the person's commit is kept on its branch");
     // What went with the choice is said, and the stopped attempt no longer reads as cancelled
-    // with its work kept: it was put away without a review, as the window's Discarded says.
-    let other = ranking["ranking"][1]["evidence"].clone();
+    // with its work kept: it was put away without a review, as the window's Discarded says. Its
+    // branch, with the person's commit, is not said to be gone: it is named, and why it stays.
     let label = other["label"].as_str().unwrap();
-    assert!(said.contains(&format!("{label} was set aside and its worktree removed, with what it wrote.")), "{said}");
+    assert!(said.contains(&format!("{label} was set aside and its worktree removed.")), "{said}");
+    assert!(!said.contains("with what it wrote"), "{said}");
+    assert!(said.contains(&format!("Its branch {other_branch} is kept: it holds work Finishline did not make")), "{said}");
     let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
     let row = listed.lines().find(|l| l.starts_with(other["session"].as_str().unwrap())).unwrap_or_else(|| panic!("{listed}"));
     assert!(row.contains("[put away without a review]"), "{listed}");
