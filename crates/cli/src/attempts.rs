@@ -682,10 +682,11 @@ fn set_aside_words(aside: &SetAside, kept: &[KeptBranch]) -> String {
     } else {
         ""
     };
-    let mut said = match labels.as_slice() {
-        [] => return format!("Chose {}.", aside.chosen),
-        [one] => format!("Chose {}; {one} was set aside and its worktree removed{with}.", aside.chosen),
-        [before @ .., last] => format!("Chose {}; {} and {last} were set aside and their worktrees removed{with}.", aside.chosen, before.join(", ")),
+    let names = finishline_engine::and_list::and_list(&labels);
+    let mut said = match labels.len() {
+        0 => return format!("Chose {}.", aside.chosen),
+        1 => format!("Chose {}; {names} was set aside and its worktree removed{with}.", aside.chosen),
+        _ => format!("Chose {}; {names} were set aside and their worktrees removed{with}.", aside.chosen),
     };
     for k in kept {
         let whose = if labels.len() == 1 { "Its".to_string() } else { format!("{}'s", k.label) };

@@ -2,6 +2,7 @@
 //! crate; it must never depend on Tauri or a GUI toolkit, so it builds and tests headless.
 
 pub mod agent;
+pub mod and_list;
 pub mod batch;
 mod beside;
 pub mod clock;

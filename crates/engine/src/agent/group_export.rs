@@ -90,11 +90,7 @@ fn put_away_words(r: &GroupRanking) -> String {
     if refused.is_empty() || rest == 0 {
         return "None was chosen: you rejected every attempt.".into();
     }
-    let names = match refused.split_last() {
-        Some((last, [])) => (*last).to_string(),
-        Some((last, before)) => format!("{} and {last}", before.join(", ")),
-        None => String::new(),
-    };
+    let names = crate::and_list::and_list(&refused);
     let own = if refused.len() == 1 { "its own review" } else { "their own reviews" };
     let then = if rest == 1 { "the other one".to_string() } else { format!("the other {rest} together") };
     format!("None was chosen: you rejected {names} in {own}, then {then}.")

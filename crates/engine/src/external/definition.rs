@@ -167,8 +167,7 @@ impl ExternalAgent {
             return None;
         }
         let names: Vec<&str> = std::iter::once("builtin").chain(PRESETS.iter().map(|p| p.name)).collect();
-        let (last, rest) = names.split_last()?;
-        Some(format!(" By name Finishline knows {} and {last}; any other ACP agent is given as its command line.", rest.join(", ")))
+        Some(format!(" By name Finishline knows {}; any other ACP agent is given as its command line.", crate::and_list::and_list(&names)))
     }
 
     /// [`ExternalAgent::locate`] over the given folders.
