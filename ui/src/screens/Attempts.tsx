@@ -9,7 +9,7 @@ import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
-import { END_LABEL, landedText, NOT_CHOSEN, STATUS_LABEL } from "../session/model";
+import { END_LABEL, landedText, listedState, STATUS_LABEL } from "../session/model";
 import { setAside } from "../sidebar";
 import { useHistoryChanges } from "../historyChanges";
 import { useKeptState } from "../keptState";
@@ -442,7 +442,9 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
             // own review before was).
             const summary = sessions.find((s) => s.id === e.session);
             const notChosen = !!summary && setAside(summary);
-            const statusLabel = notChosen ? NOT_CHOSEN : status ? STATUS_LABEL[status] : "";
+            // Named as the sidebar and History name it (put away without a review: Discarded).
+            const shownState = summary ? listedState(summary, notChosen, decided && !putAway) : null;
+            const statusLabel = shownState?.word ?? (status ? STATUS_LABEL[status] : "");
             const end = e.ended ? (e.end_reason ? END_LABEL[e.end_reason] : "ended") : progressOf(e.session);
             return (
               <li key={e.session} className={`panel attempt${chosen ? " chosen" : ""}${shown === e.session ? " showing-diff" : ""}`} data-testid="attempt" data-session={e.session} data-rank={rank}>
@@ -456,7 +458,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                     {rank ? `${tied ? "=" : ""}${ordinal(rank)}` : e.ended ? "–" : "…"}
                   </span>
                   <strong data-testid="attempt-label">{e.label}</strong>
-                  <span className={`badge ${notChosen ? "badge-not-chosen" : `badge-${status ?? "idle"}`}`} data-testid="attempt-status">
+                  <span className={`badge ${shownState?.className ?? `badge-${status ?? "idle"}`}`} title={shownState?.title} data-testid="attempt-status">
                     {statusLabel}
                   </span>
                   {end !== statusLabel && (

@@ -745,7 +745,8 @@ export function wasDiscarded(status: SessionStatus, decision: Decision | null | 
 export function listedState(s: SessionSummary, notChosen = false, groupChosen = false): { word: string; title?: string; className: string } {
   // An attempt is put away with its group (rejected), until one is chosen: after that it is a
   // task like any other, which the person may send on and discard.
-  const discarded = (!s.attempt || groupChosen) && wasDiscarded(s.status, s.decision);
+  // Set aside for the chosen one is "Not chosen", whatever else holds (as History's filter).
+  const discarded = !notChosen && (!s.attempt || groupChosen) && wasDiscarded(s.status, s.decision);
   // Its work waits on a branch for a merge by hand: not done as one that landed.
   if (s.branch && !s.work_dir && (s.status === "completed" || s.status === "rejected") && !notChosen) {
     return { word: SHOWN_LABEL.branch_kept, title: keptBranchTitle(s.status, s.branch, discarded), className: "badge-kept" };

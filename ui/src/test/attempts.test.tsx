@@ -7,13 +7,13 @@ import { useState } from "react";
 import type { Compared, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
-import { attemptLabel, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
+import { attemptLabel, setAside, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
 import { TasksSection } from "../components/TasksSection";
 import { WorktreeStorage } from "../components/StoragePanel";
 import type { Settings, TaskSettings } from "../ipc";
 import { spyOnScrollIntoView } from "./fixtures";
-import { DISCARDED_TITLE } from "../session/model";
+import { DISCARDED_TITLE, listedState } from "../session/model";
 
 const evidence = (session: string, label: string, over: Partial<GroupRanking["ranking"][number]["evidence"]> = {}) => ({
   session,
@@ -1060,7 +1060,7 @@ describe("attempts side by side", () => {
       if (cmd === "attempt_group") return state;
       if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "merge" } } };
       // The person rejected s1 in its own review already.
-      if (cmd === "list_sessions") return [summary("s1", "rejected", "g1", 1), summary("s2", state.chosen ? "completed" : "awaiting_review", "g1", 2)];
+      if (cmd === "list_sessions") return [{ ...summary("s1", "rejected", "g1", 1), decision: "reject" as const }, summary("s2", state.chosen ? "completed" : "awaiting_review", "g1", 2)];
       if (cmd === "choose_attempt") {
         state = { ...state, chosen: "s2" };
         return { outcome: "decided", status: "completed", revert: null, landed: { mode: "merge", target_branch: "main", commit: "abcdef1234", branch_kept: null, files: ["greet.py"] } };
@@ -1131,6 +1131,28 @@ describe("attempts side by side", () => {
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file). The other attempt was rejected and its worktree removed.");
     expect(chosen, "landed the way the dialog said").toMatchObject({ group: "g1", sessionId: "s2", landing: "merge" });
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "the one set aside was not refused by the person").toEqual(["Completed", "Not chosen"]));
+  });
+
+  it("an attempt that ended before a review and went with the choice reads Discarded, as the sidebar names it, not Rejected", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      chosen: "s2",
+      ranking: [
+        { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
+        { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, reviewed: false, end_reason: "cancelled" }), above_next: null },
+      ],
+    };
+    // No review refused s1: it was put away when Codex was chosen, its worktree with it.
+    const sessions = [summary("s1", "rejected", "g1", 1), { ...summary("s2", "completed", "g1", 2), attempt: { group: "g1", number: 2, of: 2, label: "Codex", chosen: true } }];
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return sessions;
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent)).toEqual(["Completed", "Discarded"]));
+    expect(screen.getAllByTestId("attempt-status")[1]).toHaveAttribute("title", DISCARDED_TITLE);
+    expect(listedState(sessions[0], setAside(sessions[0]), true).word, "the sidebar's word for it").toBe("Discarded");
   });
 });
 
