@@ -624,6 +624,9 @@ export interface GroupRanking {
   comparison_tokens?: number;
   /** The branch the attempts started from, which choosing one lands on. */
   base_branch?: string | null;
+  /** Each attempt's place in the ranking's order, as the engine words it for every front end:
+   * "1", "=2" (level with another: the rule finds them equal), "–" (no place yet, or none). */
+  places: string[];
 }
 
 /** What asking the evaluator came to: the ranking, and how many pairs it was asked about this

@@ -257,7 +257,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         humanln!("  (asking the evaluator to compare them took {} tokens so far, not counted as the attempts' own)", r.comparison_tokens);
     }
     // Attempts the rule finds equal share a place, as the window shows them ("=2.").
-    for (a, place) in r.ranking.iter().zip(r.places()) {
+    for (a, place) in r.ranking.iter().zip(&r.places) {
         let e = &a.evidence;
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         // Refused in its own review: listed, with what it did, but no longer among the choices.
@@ -460,9 +460,9 @@ fn choose_cmd(r: &GroupRanking) -> String {
 /// The attempt in place `k` as the ranking prints it, or why there is none to take: no such
 /// place, or a place two attempts share (the rule finds them equal, so a number names neither).
 fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
-    let places = r.places();
+    let places = &r.places;
     let there: Vec<&SessionId> =
-        r.ranking.iter().zip(&places).filter(|(_, p)| p.trim_start_matches('=') == k.to_string()).map(|(a, _)| &a.evidence.session).collect();
+        r.ranking.iter().zip(places).filter(|(_, p)| p.trim_start_matches('=') == k.to_string()).map(|(a, _)| &a.evidence.session).collect();
     let shown = || format!("`{}` shows the ranking", crate::hint::command(&format!("sessions attempts {}", r.group)));
     match there.as_slice() {
         [one] => Ok((*one).clone()),

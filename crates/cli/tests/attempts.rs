@@ -599,6 +599,7 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     };
     assert_eq!(order(&before), vec![sessions["a"].clone(), sessions["b"].clone()], "equal by the rule, in the order they started: {before}");
     assert_eq!(before["ranking"][0]["above_next"], Value::Null, "the rule finds them equal: {before}");
+    assert_eq!(before["places"], json!(["=1", "=1"]), "the places every front end shows: {before}");
     let tokens_before: Vec<Value> = before["ranking"].as_array().unwrap().iter().map(|a| a["evidence"]["tokens"].clone()).collect();
 
     let ws = r.to_string_lossy().into_owned();
@@ -617,6 +618,7 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     let after = ranking_of(&e, &r, &group, &url);
     assert_eq!(order(&after), vec![sessions["b"].clone(), sessions["a"].clone()], "both ways round it prefers b, which orders the tie: {after}");
     assert_eq!(after["ranking"][0]["above_next"], "the rule finds them equal; the evaluator prefers it");
+    assert_eq!(after["places"], json!(["1", "2"]), "ordered, they no longer share a place: {after}");
     let tokens_after: Vec<Value> = after["ranking"].as_array().unwrap().iter().rev().map(|a| a["evidence"]["tokens"].clone()).collect();
     assert_eq!(tokens_after, tokens_before, "asking the evaluator adds nothing to an attempt's own tokens");
     assert!(after["comparison_tokens"].as_u64().is_some_and(|t| t > 0), "what it cost is shown on its own: {after}");

@@ -69,22 +69,16 @@ function Evidence({ a }: { a: RankedAttempt }) {
 }
 
 /**
- * Each attempt's place as the person reads it. A rank only once every attempt has ended (one that
- * failed first is not "first"), and not for one with nothing to land. Attempts the rule finds equal
- * (above the next for no reason) share a place: a 1st and a 2nd would say an order it did not give.
+ * Each attempt's place as the engine places it (the CLI prints the same): a rank only once every
+ * attempt has ended, none for one with nothing to land, and one place shared by attempts the rule
+ * finds equal. `level`: it shares its place with the next.
  */
 export function placesOf(ranking: GroupRanking): { rank: number; level: boolean; tied: boolean }[] {
-  const out: { rank: number; level: boolean; tied: boolean }[] = [];
-  ranking.ranking.forEach((a, i) => {
-    const own = ranking.all_ended && a.evidence.reviewed ? a.rank : 0;
-    // Level only with a next that is still a choice: one the person refused has no place.
-    const next = ranking.ranking[i + 1]?.evidence;
-    const level = own > 0 && !a.above_next && next?.reviewed === true && !next.refused;
-    const before = out[i - 1];
-    const rank = own > 0 && before?.level ? before.rank : own;
-    out.push({ rank, level, tied: level || (own > 0 && !!before?.level) });
+  const read = ranking.ranking.map((_, i) => {
+    const place = ranking.places[i] ?? "–";
+    return { rank: Number(place.replace(/^=/, "")) || 0, tied: place.startsWith("=") };
   });
-  return out;
+  return read.map((p, i) => ({ ...p, level: p.tied && read[i + 1]?.tied === true && read[i + 1].rank === p.rank }));
 }
 
 /** The model the evaluator's questions go to, as the engine picks it from the settings: the

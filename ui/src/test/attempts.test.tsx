@@ -44,6 +44,7 @@ const ranking = (): GroupRanking => ({
     { rank: 1, evidence: evidence("s2", "Codex"), above_next: "verified done" },
     { rank: 2, evidence: evidence("s1", "Finishline's agent (m)", { end_reason: "cycles_exhausted", checks_passed: 0, findings: 1, evaluated: false }), above_next: null },
   ],
+  places: ["1", "2"],
 });
 
 const summary = (id: string, status: SessionSummary["status"], group?: string, number = 1): SessionSummary =>
@@ -504,6 +505,7 @@ describe("attempts side by side", () => {
       all_ended: true,
       chosen: null,
       put_away: false,
+      places: ["–", "–"],
       ranking: [
         { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
         { rank: 2, evidence: evidence("s2", "attempt 2", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
@@ -539,6 +541,7 @@ describe("attempts side by side", () => {
       all_ended: true,
       chosen: null,
       put_away: false,
+      places: ["–", "–"],
       ranking: [
         { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
         { rank: 2, evidence: evidence("s2", "attempt 2", { end_reason: "cancelled", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
@@ -614,6 +617,7 @@ describe("attempts side by side", () => {
     let answer: (r: Compared) => void = () => {};
     const tie = (): GroupRanking => ({
       ...ranking(),
+      places: ["=1", "=1"],
       ranking: [
         { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
         { rank: 2, evidence: evidence("s2", "Claude Code"), above_next: null },
@@ -640,6 +644,7 @@ describe("attempts side by side", () => {
       asked: 1,
       model: "judge-m",
       comparison_tokens: 2400,
+      places: ["1", "2"],
       ranking: [
         { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working" } },
         { rank: 2, evidence: evidence("s1", "Codex"), above_next: null, evaluator: null },
@@ -660,6 +665,7 @@ describe("attempts side by side", () => {
 
   const tied = (): GroupRanking => ({
     ...ranking(),
+    places: ["=1", "=1"],
     ranking: [
       { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
       { rank: 2, evidence: evidence("s2", "Claude Code"), above_next: null },
@@ -758,6 +764,7 @@ describe("attempts side by side", () => {
       if (cmd === "attempt_group")
         return {
           ...tied(),
+          places: ["1", "2"],
           ranking: [
             { rank: 1, evidence: evidence("s1", "Codex", { diff_lines: 1 }), above_next: "a smaller diff (1 line against 2)", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "the second says more" } },
             tied().ranking[1],
@@ -860,6 +867,7 @@ describe("attempts side by side", () => {
           group: "g1",
           task: "write greet.py",
           all_ended: false,
+          places: ["–", "–"],
           chosen: null,
           put_away: false,
           ranking: [
@@ -890,6 +898,7 @@ describe("attempts side by side", () => {
           group: "g1",
           task: "write greet.py",
           all_ended: false,
+          places: ["–", "–"],
           chosen: null,
           put_away: false,
           ranking: [
@@ -931,6 +940,7 @@ describe("attempts side by side", () => {
           group: "g1",
           task: "write greet.py",
           all_ended: false,
+          places: ["–", "–"],
           chosen: null,
           put_away: false,
           ranking: [
@@ -984,6 +994,7 @@ describe("attempts side by side", () => {
           group: "g1",
           task: "write greet.py",
           all_ended: false,
+          places: ["–", "–"],
           chosen: null,
           put_away: false,
           ranking: [
@@ -1019,6 +1030,7 @@ describe("attempts side by side", () => {
   const oneRejectedAlready = () => {
     const state: GroupRanking = {
       ...ranking(),
+      places: ["1", "–"],
       ranking: [
         { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
         { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, refused: true }), above_next: null },
@@ -1133,10 +1145,19 @@ describe("attempts side by side", () => {
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "the one set aside was not refused by the person").toEqual(["Completed", "Not chosen"]));
   });
 
+  it("places attempts as the engine does, which the terminal prints too: two it finds level share the first place", async () => {
+    // The engine's word on places is the one shown, whatever the window would make of the rest.
+    mockIPC((cmd) => (cmd === "attempt_group" ? { ...ranking(), places: ["=1", "=1"] } : cmd === "list_sessions" ? [] : null));
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("attempt-rank").map((r) => r.textContent)).toEqual(["=1st", "=1st"]));
+    expect(screen.getAllByTestId("attempt-rank")[1]).toHaveAccessibleName("Ranked 1st, level with another");
+  });
+
   it("an attempt that ended before a review and went with the choice reads Discarded, as the sidebar names it, not Rejected", async () => {
     const state: GroupRanking = {
       ...ranking(),
       chosen: "s2",
+      places: ["1", "–"],
       ranking: [
         { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
         { rank: 0, evidence: evidence("s1", "Claude Code", { review: null, reviewed: false, end_reason: "cancelled" }), above_next: null },
@@ -1185,6 +1206,7 @@ describe("equal attempts", () => {
       { rank: 1, evidence: evidence("s2", "Codex"), above_next: null },
       { rank: 2, evidence: evidence("s1", "Finishline's agent (m)"), above_next: null },
     ];
+    level.places = ["=1", "=1"];
     mockIPC((cmd) => (cmd === "attempt_group" ? level : cmd === "list_sessions" ? [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)] : null));
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const items = await screen.findAllByTestId("attempt");
@@ -1203,6 +1225,7 @@ describe("equal attempts", () => {
       { rank: 2, evidence: evidence("s2", "Codex"), above_next: null },
       { rank: 3, evidence: evidence("s1", "Finishline's agent (m)"), above_next: null },
     ];
+    level.places = ["1", "=2", "=2"];
     mockIPC((cmd) => (cmd === "attempt_group" ? level : cmd === "list_sessions" ? [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2), summary("s3", "awaiting_review", "g1", 3)] : null));
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const items = await screen.findAllByTestId("attempt");

@@ -255,7 +255,7 @@ describe("a task in its own worktree", () => {
     ];
     const events = [created, ...decided, ...rest].map((e) => ev(e as EngineEvent));
     let chosen: string | null = null;
-    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen } : undefined));
+    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], places: [], all_ended: true, chosen } : undefined));
     const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("approve"), "rejected on its own while the group is open, it still competes").toHaveTextContent("Choose this attempt and land on main");
     view.unmount();
@@ -315,7 +315,7 @@ describe("a task in its own worktree", () => {
     expect(approve.getAttribute("title")).toMatch(/The evaluator is comparing the attempts/);
     expect(screen.getByTestId("reject")).toBeDisabled();
     expect(screen.getByTestId("request-changes")).toBeDisabled();
-    answer({ group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen: null, asked: 1, model: "m" });
+    answer({ group: "g1", task: "fix the parser", ranking: [], places: [], all_ended: true, chosen: null, asked: 1, model: "m" });
     await pending;
     await waitFor(() => expect(screen.getByTestId("approve")).toBeEnabled());
     expect(screen.getByTestId("reject")).toBeEnabled();
@@ -878,7 +878,7 @@ describe("a task that ended without a review", () => {
       ev({ type: "status_changed", status: "rejected" }),
       ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: worktree.branch }),
     ];
-    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", all_ended: true, chosen: "s-other", put_away: false, ranking: [] } : null));
+    script(events, (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", all_ended: true, chosen: "s-other", put_away: false, ranking: [], places: [] } : null));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("status-badge")).toHaveTextContent(/^Discarded$/));
   });
@@ -991,7 +991,7 @@ describe("an attempt continued after another of its group was chosen", () => {
       ev({ type: "task_workspace", isolation: "worktree", folder: `${worktree.folder}-2`, worktree: { ...worktree, folder: `${worktree.folder}-2`, branch: "finishline/abc-fix-2" } }),
       ev({ type: "run_started", trigger: "message" }),
       ev({ type: "status_changed", status: "idle" }),
-    ], (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], all_ended: true, chosen: "s9" } : null));
+    ], (cmd) => (cmd === "attempt_group" ? { group: "g1", task: "fix the parser", ranking: [], places: [], all_ended: true, chosen: "s9" } : null));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("discard-offer"), "its group is decided: the worktree would otherwise stay for ever").toHaveTextContent("finishline/abc-fix-2");
   });

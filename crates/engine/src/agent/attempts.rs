@@ -108,30 +108,31 @@ pub struct GroupRanking {
     /// The branch the attempts started from, which choosing one lands on (none from a
     /// detached HEAD): every attempt starts from the same one.
     pub base_branch: Option<String>,
+    /// Each attempt's place as the person reads it, in the ranking's order (see [`places`]):
+    /// every front end shows these, so that none places an attempt differently.
+    pub places: Vec<String>,
 }
 
-impl GroupRanking {
-    /// Each attempt's place as the person reads it, in the ranking's order: "1", "=2" for
-    /// attempts the rule finds equal (a 2 and a 3 would say an order the rule did not give), and
-    /// "–" for one with no place: still running (or ranked only once every attempt has ended),
-    /// with no work to land, or rejected by the person in its own review.
-    pub fn places(&self) -> Vec<String> {
-        let mut before: Option<(usize, bool)> = None;
-        let mut out = Vec::with_capacity(self.ranking.len());
-        for (i, a) in self.ranking.iter().enumerate() {
-            let own = if a.rank == 0 || !self.all_ended || !a.evidence.reviewed { 0 } else { a.rank };
-            let level = own > 0 && a.above_next.is_none() && self.ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed && !n.evidence.refused);
-            let after_level = own > 0 && before.is_some_and(|(_, l)| l);
-            let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
-            before = Some((rank, level));
-            out.push(match rank {
-                0 => "–".to_string(),
-                _ if level || after_level => format!("={rank}"),
-                _ => rank.to_string(),
-            });
-        }
-        out
+/// Each attempt's place as the person reads it, in the ranking's order: "1", "=2" for attempts
+/// the rule finds equal (a 2 and a 3 would say an order the rule did not give), and "–" for one
+/// with no place: still running (or ranked only once every attempt has ended), with no work to
+/// land, or rejected by the person in its own review.
+fn places(ranking: &[Ranked], all_ended: bool) -> Vec<String> {
+    let mut before: Option<(usize, bool)> = None;
+    let mut out = Vec::with_capacity(ranking.len());
+    for (i, a) in ranking.iter().enumerate() {
+        let own = if a.rank == 0 || !all_ended || !a.evidence.reviewed { 0 } else { a.rank };
+        let level = own > 0 && a.above_next.is_none() && ranking.get(i + 1).is_some_and(|n| n.evidence.reviewed && !n.evidence.refused);
+        let after_level = own > 0 && before.is_some_and(|(_, l)| l);
+        let rank = if after_level { before.map_or(own, |(b, _)| b) } else { own };
+        before = Some((rank, level));
+        out.push(match rank {
+            0 => "–".to_string(),
+            _ if level || after_level => format!("={rank}"),
+            _ => rank.to_string(),
+        });
     }
+    out
 }
 
 /// One file some attempt changed, as each attempt left it.
@@ -475,7 +476,9 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
         EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => wt.base_branch.clone(),
         _ => None,
     });
-    let ranking = GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens, base_branch };
+    let places = places(&ranking, all_ended);
+    let ranking =
+        GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens, base_branch, places };
     Ok(Standing { ranking, answers })
 }
 
@@ -757,6 +760,32 @@ mod tests {
             Some(3_000),
             "1 s before the crash and 2 s after it; not the wait for a place, the gap, nor the person's round"
         );
+    }
+
+    /// A ranked attempt: `rank`, why it is above the next (none: level by the rule), reviewed or
+    /// not, refused by the person or not.
+    fn ranked(rank: usize, above_next: Option<&str>, reviewed: bool, refused: bool) -> Ranked {
+        let evidence = serde_json::from_value(serde_json::json!({
+            "session": format!("s{rank}"), "label": format!("a{rank}"), "ended": true, "end_reason": "verified_done",
+            "review": reviewed.then_some("r"), "reviewed": reviewed, "findings": 0, "checks_passed": 1, "checks_run": 1,
+            "evaluated": true, "remaining": 0, "diff_lines": 2, "files": 1, "cost_usd": null, "tokens": 10, "wall_ms": 1,
+            "error": null, "refused": refused,
+        }))
+        .unwrap();
+        Ranked { rank, evidence, above_next: above_next.map(String::from), evaluator: None }
+    }
+
+    #[test]
+    fn attempts_the_rule_finds_equal_share_a_place_and_those_without_one_read_a_dash() {
+        let two_level = [ranked(1, None, true, false), ranked(2, None, true, false)];
+        assert_eq!(places(&two_level, true), ["=1", "=1"]);
+        assert_eq!(places(&two_level, false), ["–", "–"], "no place before every attempt has ended");
+        let level_second = [ranked(1, Some("verified done"), true, false), ranked(2, None, true, false), ranked(3, None, true, false)];
+        assert_eq!(places(&level_second, true), ["1", "=2", "=2"], "a 2 and a 3 would say an order the rule did not give");
+        let then_refused = [ranked(1, None, true, false), ranked(0, None, true, true)];
+        assert_eq!(places(&then_refused, true), ["1", "–"], "nothing is level with one the person refused");
+        let then_unreviewed = [ranked(1, None, true, false), ranked(2, None, false, false)];
+        assert_eq!(places(&then_unreviewed, true), ["1", "–"], "one with no work to land has no place");
     }
 
     #[test]

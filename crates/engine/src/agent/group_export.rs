@@ -47,7 +47,7 @@ impl GroupExport {
             let _ = writeln!(md, "Ranked once every attempt has ended.\n");
         }
         // Placed as `sessions attempts` and the window place them.
-        for (e, place) in r.ranking.iter().zip(r.places()) {
+        for (e, place) in r.ranking.iter().zip(&r.places) {
             let why = match (&e.above_next, place.as_str()) {
                 _ if e.evidence.refused => " · rejected by you: out of the choice".to_string(),
                 _ if !e.evidence.ended => " · still running".to_string(),
