@@ -1514,3 +1514,29 @@ fn a_change_another_process_commits_is_noticed_and_this_processs_own_are_not() {
     cli.append(&theirs, None, status(SessionStatus::AwaitingReview)).unwrap();
     assert!(app.changed_elsewhere(), "and so is its status moving on");
 }
+
+/// Once chosen, a group shows the standing it was chosen from: an attempt continued after the
+/// choice (a follow-up of the one chosen, at work now) does not take every place away, as if
+/// the group had not ended yet.
+#[test]
+fn a_decided_group_keeps_its_places_while_an_attempt_continued_after_the_choice_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let group = GroupId::new();
+    let mut ids = Vec::new();
+    for n in 1..=2 {
+        let (sid, _) = store.create_session(&new_session("the same task")).unwrap();
+        store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 2, label: format!("agent {n}"), evaluator: None }).unwrap();
+        let (_, _) = awaiting_review(&store, &sid);
+        ids.push(sid);
+    }
+    let before = finishline_engine::agent::attempts::rank_group(&store, &group).unwrap();
+    assert!(before.all_ended && before.places.iter().all(|p| p != "–"), "{:?}", before.places);
+    let recorded = serde_json::to_value(&before.ranking).unwrap();
+    store.append(&ids[0], None, EngineEvent::AttemptChosen { group: group.clone(), reason: None, ranking: Some(recorded) }).unwrap();
+    store.append_all(&ids[0], Some(&RunId::new()), vec![EngineEvent::RunStarted { trigger: RunTrigger::Message }, status(SessionStatus::Busy)]).unwrap();
+    let after = finishline_engine::agent::attempts::rank_group(&store, &group).unwrap();
+    assert_eq!(after.chosen.as_ref(), Some(&ids[0]));
+    assert_eq!(after.places, before.places, "the places it was chosen in");
+    assert!(after.all_ended, "the standing shown is one in which every attempt had ended");
+}

@@ -446,7 +446,7 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
         evidence.push(attempt_evidence(s, &its, store.pending_requests(&s.id)?));
         events.insert(s.id.clone(), its);
     }
-    let all_ended = evidence.iter().all(|e| e.ended);
+    let mut all_ended = evidence.iter().all(|e| e.ended);
     let chosen = attempts.iter().find(|s| s.attempt.as_ref().is_some_and(|a| a.chosen)).map(|s| s.id.clone());
     let put_away = chosen.is_none() && attempts.iter().all(|s| s.status == SessionStatus::Rejected);
     if put_away && evidence.iter().all(|e| e.refused) {
@@ -469,8 +469,10 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     if let Some(then) = chosen.as_ref().and_then(|c| ranking_chosen_from(events.get(c)?)) {
         // Decided: the standing the person chose from is the group's record. Rounds of its
         // attempts since (a follow-up of the one chosen, one passed over sent on) are each
-        // session's own, and must not rank another above the choice after the fact.
+        // session's own, and must not rank another above the choice after the fact. It was
+        // recorded once every attempt had ended: a round at work now does not unplace them.
         ranking = then;
+        all_ended = true;
     }
     let base_branch = events.values().flatten().find_map(|e| match &e.event {
         EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => wt.base_branch.clone(),
