@@ -329,7 +329,8 @@ export type EndReason =
 export type Decision = "approve" | "request_changes" | "reject";
 /** How a decision came about when it was not the person's own verdict on this work alone:
  * `every_attempt_rejected` rejected the whole group of attempts at once. */
-export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen" | "every_attempt_rejected";
+/** "other": one a later version recorded. */
+export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen" | "every_attempt_rejected" | "other";
 export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree" | "conflict_markers";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";

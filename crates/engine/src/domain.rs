@@ -139,6 +139,10 @@ pub enum DecisionOccasion {
     /// The person rejected the whole group at once (choosing none): told apart from an attempt
     /// they rejected in its own review before, which was refused on its own evidence.
     EveryAttemptRejected,
+    /// One a later build recorded: the session still reads, and its decision is not told as the
+    /// person's own verdict on the work, which it was not.
+    #[serde(other)]
+    Other,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -401,6 +405,7 @@ impl Decision {
             Some(DecisionOccasion::ResolveLanding) => "let the agent resolve the landing",
             Some(DecisionOccasion::AnotherAttemptChosen) => "not chosen: another attempt was landed",
             Some(DecisionOccasion::EveryAttemptRejected) => "rejected with the other attempts",
+            Some(DecisionOccasion::Other) => "decided on an occasion this version does not know",
             None => self.as_str(),
         }
     }

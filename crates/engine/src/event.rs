@@ -643,6 +643,16 @@ mod branch_kept_tests {
     use crate::domain::BranchKeptWhy;
 
     #[test]
+    fn a_decision_stored_with_an_occasion_from_a_later_version_still_reads_and_is_not_told_as_the_persons_own() {
+        let stored =
+            r#"{"type":"review_resolved","review_id":"r","decision":"reject","by":"person","feedback":null,"reverted":false,"occasion":"from_the_future"}"#;
+        let e: EngineEvent = serde_json::from_str(stored).expect("the session still opens");
+        let EngineEvent::ReviewResolved { occasion, decision, .. } = e else { panic!() };
+        assert_eq!(occasion, Some(crate::domain::DecisionOccasion::Other));
+        assert_ne!(decision.told(occasion), "reject", "not read as the person's own reject");
+    }
+
+    #[test]
     fn a_kept_branch_stored_without_a_reason_or_with_one_from_a_later_version_still_reads() {
         for stored in [r#"{"type":"branch_kept","branch":"b","files":[]}"#, r#"{"type":"branch_kept","branch":"b","files":[],"why":"from_the_future"}"#] {
             let e: EngineEvent = serde_json::from_str(stored).unwrap();

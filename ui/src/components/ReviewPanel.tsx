@@ -1156,7 +1156,9 @@ export function decisionText({ decision, by, occasion, reverted, copied }: { dec
         ? "Not chosen: you landed another attempt of this task."
         : occasion === "every_attempt_rejected"
           ? `${decisionWord(decision)} by ${decider(decision, by)}, with every other attempt of this task.`
-          : `${decisionWord(decision)} by ${decider(decision, by)}.`;
+          : occasion === "other"
+            ? `${decisionWord(decision)}, on an occasion a later version of Finishline recorded.`
+            : `${decisionWord(decision)} by ${decider(decision, by)}.`;
   if (copied && copied.length > 0) text += ` Copied into your checkout: ${few(copied)}.`;
   if (reverted) {
     const files = [...reverted.restored, ...reverted.deleted];

@@ -437,6 +437,8 @@ describe("Session view", () => {
     expect(panel, "the person refused the group, not this attempt on its own").toHaveTextContent("Decided by you, with every other attempt of this task.");
     // The record the transcript keeps once a later run follows.
     expect(decisionText({ decision: "reject", by: "person", occasion: "every_attempt_rejected" })).toBe("Rejected by you, with every other attempt of this task.");
+    // An occasion a later version recorded is not told as the person's own verdict.
+    expect(decisionText({ decision: "reject", by: "person", occasion: "other" })).toBe("Rejected, on an occasion a later version of Finishline recorded.");
   });
 
   it("Enter sends the review feedback; Shift+Enter makes a new line", async () => {
