@@ -459,7 +459,7 @@ export type EngineEvent =
   | { type: "reverted"; restored: string[]; deleted: string[]; kept?: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[] }
   | { type: "revert_started"; overwrite?: string[] }
   | { type: "task_workspace"; isolation: Isolation; folder: string; worktree?: TaskWorktree | null }
-  | { type: "attempt_started"; group: string; number: number; of: number; label: string; evaluator?: string }
+  | { type: "attempt_started"; group: string; number: number; of: number; label: string; evaluator?: string; evaluator_provider?: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null; ranking?: RankedAttempt[] }
   | { type: "task_verify"; commands: string[] }
   | { type: "comparison_failed"; first: string; second: string; model: string; tokens: number; error: string }

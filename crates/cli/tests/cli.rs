@@ -835,7 +835,14 @@ fn export_refuses_letters_that_name_a_session_and_a_group_and_takes_either_with_
                     .append(
                         &sid,
                         None,
-                        finishline_engine::event::EngineEvent::AttemptStarted { group, number: 1, of: 1, label: "agent".into(), evaluator: None },
+                        finishline_engine::event::EngineEvent::AttemptStarted {
+                            group,
+                            number: 1,
+                            of: 1,
+                            label: "agent".into(),
+                            evaluator: None,
+                            evaluator_provider: None,
+                        },
                     )
                     .unwrap();
             }

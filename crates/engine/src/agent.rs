@@ -431,11 +431,10 @@ impl Engine {
         let run = RunId::new();
         if let Some(a) = &opts.attempt {
             let evaluator = self.config.evaluator.is_none().then(|| self.config.agent.model.clone()).filter(|m| !m.trim().is_empty());
-            self.store.append(
-                &sid,
-                None,
-                EngineEvent::AttemptStarted { group: a.group.clone(), number: a.number, of: a.of, label: a.label.clone(), evaluator },
-            )?;
+            let evaluator_provider = evaluator.is_some().then(|| self.config.agent.provider_name.clone());
+            let started =
+                EngineEvent::AttemptStarted { group: a.group.clone(), number: a.number, of: a.of, label: a.label.clone(), evaluator, evaluator_provider };
+            self.store.append(&sid, None, started)?;
         }
         self.store.append(&sid, None, place)?;
         self.store.begin_run(&sid, &run, |status| may_start(status).map(|_| RunTrigger::Task))?;

@@ -402,6 +402,9 @@ pub enum EngineEvent {
         /// judged by it too, as the rest of its group was.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         evaluator: Option<String>,
+        /// The provider that model was asked of (an external agent's session records `acp`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evaluator_provider: Option<String>,
     },
     /// The person chose this attempt of its group to land; the others were rejected.
     AttemptChosen {

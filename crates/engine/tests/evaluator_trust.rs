@@ -132,7 +132,13 @@ fn no_reviews_means_no_figures_rather_than_a_zero_rate() {
 
 fn attempt(store: &Store, group: &GroupId, number: u32) -> SessionId {
     let sid = session(store, "one task, two attempts");
-    store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("#{number}"), evaluator: None }).unwrap();
+    store
+        .append(
+            &sid,
+            None,
+            EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("#{number}"), evaluator: None, evaluator_provider: None },
+        )
+        .unwrap();
     sid
 }
 

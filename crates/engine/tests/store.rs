@@ -335,7 +335,18 @@ fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
         .map(|number| {
             let (sid, _) = store.create_session(&new_session("the same task twice")).unwrap();
             store
-                .append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number, of: 2, label: format!("agent {number}"), evaluator: None })
+                .append(
+                    &sid,
+                    None,
+                    EngineEvent::AttemptStarted {
+                        group: group.clone(),
+                        number,
+                        of: 2,
+                        label: format!("agent {number}"),
+                        evaluator: None,
+                        evaluator_provider: None,
+                    },
+                )
                 .unwrap();
             sid
         })
@@ -725,7 +736,13 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     // third sent on after the choice and then discarded on its own, as any task.
     let group = GroupId::new();
     let attempt = |n: u32, sid: &SessionId| {
-        store.append(sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 3, label: format!("agent {n}"), evaluator: None }).unwrap();
+        store
+            .append(
+                sid,
+                None,
+                EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 3, label: format!("agent {n}"), evaluator: None, evaluator_provider: None },
+            )
+            .unwrap();
     };
     let (chosen, _) = store.create_session(&new_session("the same task")).unwrap();
     attempt(1, &chosen);
@@ -1526,7 +1543,13 @@ fn a_decided_group_keeps_its_places_while_an_attempt_continued_after_the_choice_
     let mut ids = Vec::new();
     for n in 1..=2 {
         let (sid, _) = store.create_session(&new_session("the same task")).unwrap();
-        store.append(&sid, None, EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 2, label: format!("agent {n}"), evaluator: None }).unwrap();
+        store
+            .append(
+                &sid,
+                None,
+                EngineEvent::AttemptStarted { group: group.clone(), number: n, of: 2, label: format!("agent {n}"), evaluator: None, evaluator_provider: None },
+            )
+            .unwrap();
         let (_, _) = awaiting_review(&store, &sid);
         ids.push(sid);
     }

@@ -32,8 +32,7 @@ impl Engine {
     /// attempt: the comparison is asked of the model whose reviews it weighs.
     fn judge_of_group(&self, group: &GroupId) -> Result<ModelEndpoint> {
         let first = super::attempts::group_attempts(&self.store, group)?.swap_remove(0);
-        let same_provider = crate::provider::settings::current_name(&first.provider) == self.config.agent.provider_name;
-        Ok(super::run::judge_of(&self.config, same_provider, &self.store.events(&first.id, 0)?))
+        Ok(super::run::judge_of(&self.config, &first.provider, &self.store.events(&first.id, 0)?))
     }
 
     /// Asks the evaluator about each pair of neighbours with work to land that has no answer

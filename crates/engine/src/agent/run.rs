@@ -227,7 +227,7 @@ impl Run {
         // The provider the session started with is still the one set up: what it recorded may be asked of it.
         let same_provider = crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name;
         let agent_model = if same_provider && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
-        let evaluator = judge_of(&engine.config, same_provider, &events);
+        let evaluator = judge_of(&engine.config, &summary.provider, &events);
         Ok(Run {
             evaluator,
             verify_commands: engine.verify_commands_of(&events),
@@ -820,19 +820,54 @@ fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judg
 /// Who judges a session's runs: the evaluator set, else, for an attempt, the model that judged
 /// its group from the start (its own follow-up runs with its worker's model as the agent's, and
 /// a comparison of the group is asked of the same judge), else the agent's endpoint.
-/// `same_provider`: the provider the session started with is still the one set up, so a model
-/// it recorded may be asked of it (the settings may have changed since).
-pub(super) fn judge_of(config: &super::EngineConfig, same_provider: bool, events: &[crate::event::Envelope]) -> super::ModelEndpoint {
+/// `session_provider`: the provider the session recorded (`acp` for an external agent).
+pub(super) fn judge_of(config: &super::EngineConfig, session_provider: &str, events: &[crate::event::Envelope]) -> super::ModelEndpoint {
     config.evaluator.clone().unwrap_or_else(|| {
-        let kept = events.iter().find_map(|e| match &e.event {
-            EngineEvent::AttemptStarted { evaluator: Some(m), .. } => Some(m.clone()),
-            _ => None,
-        });
-        let kept = kept.filter(|m| same_provider && !m.trim().is_empty());
         let agent = config.agent.clone();
-        match kept {
+        match recorded_judge(events, session_provider, &agent.provider_name) {
             Some(model) => super::ModelEndpoint { model, ..agent },
             None => agent,
         }
     })
+}
+
+/// The judge model an attempt recorded when it started, if it may be asked of the provider set up
+/// now: the one it was asked of then (an external agent's session records `acp`, not the judge's
+/// provider; a history from before the judge's provider was recorded is read by the session's
+/// own). A model of another provider is not asked of this one: the settings changed since.
+fn recorded_judge(events: &[crate::event::Envelope], session_provider: &str, current_provider: &str) -> Option<String> {
+    let (model, provider) = events.iter().find_map(|e| match &e.event {
+        EngineEvent::AttemptStarted { evaluator: Some(m), evaluator_provider, .. } => Some((m.clone(), evaluator_provider.clone())),
+        _ => None,
+    })?;
+    let provider = provider.unwrap_or_else(|| session_provider.to_string());
+    (crate::provider::settings::current_name(&provider) == current_provider && !model.trim().is_empty()).then_some(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Envelope;
+
+    fn started(evaluator: &str, evaluator_provider: Option<&str>) -> Vec<Envelope> {
+        let event = EngineEvent::AttemptStarted {
+            group: GroupId("grp_1".into()),
+            number: 1,
+            of: 2,
+            label: "Claude Code".into(),
+            evaluator: Some(evaluator.into()),
+            evaluator_provider: evaluator_provider.map(String::from),
+        };
+        vec![Envelope { seq: 1, session_id: SessionId("s".into()), run_id: None, at: String::new(), event }]
+    }
+
+    #[test]
+    fn an_external_agents_attempt_keeps_the_judge_of_its_group_on_the_provider_it_was_asked_of() {
+        assert_eq!(recorded_judge(&started("m", Some("openai")), "acp", "openai"), Some("m".into()), "its session's provider is acp, not the judge's");
+        assert_eq!(recorded_judge(&started("m", Some("openai")), "acp", "anthropic"), None, "the settings moved to another provider");
+        assert_eq!(recorded_judge(&started("m", None), "openai", "openai"), Some("m".into()), "an older history: the session's own provider");
+        assert_eq!(recorded_judge(&started("openairesponses-m", Some("openairesponses")), "acp", "openai-responses"), Some("openairesponses-m".into()));
+        assert_eq!(recorded_judge(&started(" ", Some("openai")), "openai", "openai"), None);
+        assert_eq!(recorded_judge(&[], "openai", "openai"), None, "no attempt");
+    }
 }
