@@ -48,6 +48,15 @@ pub fn attempt_group(state: State<'_, AppState>, group: GroupId) -> Result<Group
     attempts::rank_group(&state.store, &group)
 }
 
+/// The model asking the evaluator to compare the group would ask now (the evaluator of the
+/// settings, else the group's own judge), for the window to tell its answers from another's.
+#[tauri::command]
+pub fn attempt_judge(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<Option<String>, Error> {
+    let first = attempts::group_attempts(&state.store, &group)?.into_iter().next().ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
+    let engine = state.engine_from(&settings(&app)?, &first.workspace, None)?;
+    engine.group_judge(&group)
+}
+
 #[tauri::command]
 pub fn attempt_differences(state: State<'_, AppState>, group: GroupId) -> Result<Vec<FileDifference>, Error> {
     attempts::attempt_differences(&state.store, &group)

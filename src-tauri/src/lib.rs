@@ -154,6 +154,7 @@ pub fn run() {
             commands::evaluator_trust,
             attempts::start_attempts,
             attempts::attempt_group,
+            attempts::attempt_judge,
             attempts::attempt_differences,
             attempts::choose_attempt,
             attempts::cancel_attempts,

@@ -628,6 +628,9 @@ export interface GroupRanking {
   /** Each attempt's place in the ranking's order, as the engine words it for every front end:
    * "1", "=2" (level with another: the rule finds them equal), "–" (no place yet, or none). */
   places: string[];
+  /** The model a comparison asks now, where the engine knows the settings (the CLI, a
+   * comparison's answer); the window asks `attemptJudge`. */
+  judge?: string | null;
 }
 
 /** What asking the evaluator came to: the ranking, and how many pairs it was asked about this
@@ -901,6 +904,9 @@ export const ipc = {
   startAttempts: (task: string, workspace: string, agents: string[], plan?: PlanMode, base?: string | null) =>
     call<[string, string[]]>("start_attempts", { task, workspace, agents, plan: plan ?? null, base: base ?? null }),
   attemptGroup: (group: string) => call<GroupRanking>("attempt_group", { group }),
+  /** The model a comparison of the group asks now: the evaluator in Settings, else the model that
+   * judged the attempts when they started; null with no provider set up. */
+  attemptJudge: (group: string) => call<string | null>("attempt_judge", { group }),
   attemptDifferences: (group: string) => call<FileDifference[]>("attempt_differences", { group }),
   /** Lands this attempt and rejects the others (their worktrees removed). */
   chooseAttempt: (group: string, sessionId: string, landing?: LandingMode) => call<ReviewOutcome>("choose_attempt", { group, sessionId, landing: landing ?? null }),

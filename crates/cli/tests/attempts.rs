@@ -610,6 +610,9 @@ async fn the_evaluator_compares_attempts_on_request_and_orders_only_what_the_rul
     assert_eq!(compared.status.code(), Some(0), "{}", String::from_utf8_lossy(&compared.stderr));
     let judges: Vec<String> = _server.requests().iter().filter(|q| format!("{:?}", q.kind) == "Evaluator").map(|q| q.model.clone()).collect();
     assert!(!judges.is_empty() && judges.iter().all(|m| m == "m"), "the group's own evaluator compares them: {judges:?}");
+    let shown = finishline(&["sessions", "attempts", &group, "--json", "--workspace", &ws, "--base-url", &url, "--model", "z"], &e.data);
+    let shown = lines(&shown).into_iter().find(|l| l["type"] == "ranking").expect("a ranking")["ranking"].clone();
+    assert_eq!(shown["judge"], "m", "the ranking names the judge a comparison asks, for the window to tell its answers: {shown}");
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(
         text.contains("the evaluator, shown Finishline's agent (a) first and Finishline's agent (b) second, prefers Finishline's agent (b): the comment of the second names the case"),

@@ -8,7 +8,7 @@ import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
-import { AppError, ipc, type Settings, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
+import { AppError, ipc, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, landedText, listedState, STATUS_LABEL } from "../session/model";
 import { setAside } from "../sidebar";
 import { useHistoryChanges } from "../historyChanges";
@@ -81,12 +81,6 @@ export function placesOf(ranking: GroupRanking): { rank: number; level: boolean;
   return read.map((p, i) => ({ ...p, level: p.tied && read[i + 1]?.tied === true && read[i + 1].rank === p.rank }));
 }
 
-/** The model the evaluator's questions go to, as the engine picks it from the settings: the
- * evaluator model, else the evaluator provider's, else the agent's. */
-export function evaluatorOf(s: Settings): string {
-  return s.evaluator_model?.trim() || s.evaluator_provider?.model?.trim() || s.provider.model;
-}
-
 export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: string; onOpenSession: (id: string) => void; onOpenHistory?: () => void }) {
   const [ranking, setRanking] = useState<GroupRanking | null>(null);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -113,19 +107,25 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [confirmLand, setConfirmLand] = useState<RankedAttempt | null>(null);
   const [comparing, setComparing] = useState(false);
   const [stopping, setStopping] = useState(false);
-  // The evaluator model that asking would ask now (Settings), to tell its answers from another's.
-  const [evaluatorModel, setEvaluatorModel] = useState<string | null>(null);
   // How choosing one lands, as Settings → Tasks says: the engine lands it so.
   const [landing, setLanding] = useState<LandingMode>("squash");
   useEffect(() => {
     ipc.getSettings().then(
       (v) => {
-        setEvaluatorModel(v?.settings ? evaluatorOf(v.settings) : null);
         if (v?.settings?.tasks?.landing) setLanding(v.settings.tasks.landing);
       },
       () => undefined,
     );
   }, []);
+  // The model asking would ask now, as the engine picks it (the evaluator in Settings, else the
+  // model that judged the attempts when they started), to tell its answers from another's.
+  const [judge, setJudge] = useState<string | null>(null);
+  useEffect(() => {
+    ipc.attemptJudge(group).then(
+      (j) => setJudge(j ?? null),
+      () => undefined,
+    );
+  }, [group]);
   // Started on no branch (a detached HEAD), nothing can land: choosing keeps the branch.
   const landingNow: LandingMode = ranking?.base_branch === null ? "branch" : landing;
   const stopped = useRef(false);
@@ -166,6 +166,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         );
         if (!mounted.current) return;
         setRanking(c);
+        if (c.model) setJudge(c.model);
       } catch (e) {
         setCompareError(`The attempts were not compared: ${(e as AppError).message}`);
         if (!mounted.current) return;
@@ -299,6 +300,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   // its own between them is skipped); its word sits on the upper one of each pair. A pair it has
   // answered is not asked again, unless the evaluator in Settings is another model.
   const pairs = landable.slice(0, -1);
+  const evaluatorModel = judge;
   const answered = (a: RankedAttempt) => a.evaluator && (!evaluatorModel || a.evaluator.model === evaluatorModel);
   const unanswered = pairs.filter((a) => !answered(a)).length;
   const compareLabel =

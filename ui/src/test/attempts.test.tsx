@@ -646,7 +646,7 @@ describe("attempts side by side", () => {
       comparison_tokens: 2400,
       places: ["1", "2"],
       ranking: [
-        { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working" } },
+        { rank: 1, evidence: evidence("s2", "Claude Code"), above_next: "the rule finds them equal; the evaluator prefers it", evaluator: { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "<img src=x onerror=alert(1)> the second keeps the old name working", model: "judge-m" } },
         { rank: 2, evidence: evidence("s1", "Codex"), above_next: null, evaluator: null },
       ],
     });
@@ -694,7 +694,7 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt-land").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
     expect(screen.getByTestId("attempts-stop-comparing")).toBeTruthy();
     expect(asked).toBe(1);
-    answer({ ...tied(), asked: 1, model: "judge-m", ranking: [{ ...tied().ranking[0], evaluator: { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", disagreed: true } }, tied().ranking[1]] });
+    answer({ ...tied(), asked: 1, model: "judge-m", ranking: [{ ...tied().ranking[0], evaluator: { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", disagreed: true, model: "judge-m" } }, tied().ranking[1]] });
     const disagreed = await screen.findByTestId("attempt-evaluator");
     expect(disagreed.textContent).toContain("gave two answers that disagree");
     expect(disagreed.querySelector("q"), "Finishline's own words about the answers are not quoted as the evaluator's").toBeNull();
@@ -778,13 +778,16 @@ describe("attempts side by side", () => {
     expect(overruled.textContent).toContain("The rule decides here, on a smaller diff (1 line against 2): the evaluator's word orders only attempts the rule finds equal.");
   });
 
-  it("offers to ask the evaluator in Settings when the answers are another model's, and not when they are its own", async () => {
+  it("offers to ask the group's judge when the answers are another model's, and not when they are its own", async () => {
+    // The judge is the engine's word: the evaluator set in Settings, else the model that judged
+    // the attempts when they started, whatever the agent's model in Settings is now.
     let model = "judge-a";
     const word = { first: "Codex", second: "Claude Code", prefers: null, reason: "both write the same function", model: "judge-a" };
     mockIPC((cmd) => {
       if (cmd === "attempt_group") return { ...tied(), ranking: [{ ...tied().ranking[0], evaluator: word }, tied().ranking[1]] };
+      if (cmd === "attempt_judge") return model;
       if (cmd === "list_sessions") return [];
-      if (cmd === "get_settings") return { settings: { provider: { model: "agent-m" }, evaluator_model: model } };
+      if (cmd === "get_settings") return { settings: { provider: { model: "agent-m" } } };
       return null;
     });
     const first = render(<AttemptsView group="g1" onOpenSession={() => {}} />);

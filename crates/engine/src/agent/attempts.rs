@@ -111,6 +111,11 @@ pub struct GroupRanking {
     /// Each attempt's place as the person reads it, in the ranking's order (see [`places`]):
     /// every front end shows these, so that none places an attempt differently.
     pub places: Vec<String>,
+    /// The model a comparison asks now (the evaluator set, else the group's own judge), to tell
+    /// its answers from another's; known to the engine, which has the settings, not to the
+    /// history alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
 }
 
 /// Each attempt's place as the person reads it, in the ranking's order: "1", "=2" for attempts
@@ -227,9 +232,18 @@ impl Engine {
         group_attempts(&self.store, group)
     }
 
-    /// The group ranked by the rule, from each attempt's last review.
+    /// The group ranked by the rule, from each attempt's last review, with the judge a
+    /// comparison would ask.
     pub fn rank_group(&self, group: &GroupId) -> Result<GroupRanking> {
-        rank_group(&self.store, group)
+        let mut ranking = rank_group(&self.store, group)?;
+        ranking.judge = self.group_judge(group)?;
+        Ok(ranking)
+    }
+
+    /// The model a comparison of the group asks now: the evaluator set, else the group's own
+    /// judge (see [`super::run::judge_of`]); none when no provider is set up.
+    pub fn group_judge(&self, group: &GroupId) -> Result<Option<String>> {
+        Ok(Some(self.judge_of_group(group)?.model).filter(|m| !m.is_empty()))
     }
 
     /// Lands the chosen attempt as a single task's approve would, then rejects every other one
@@ -479,8 +493,18 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
         _ => None,
     });
     let places = places(&ranking, all_ended);
-    let ranking =
-        GroupRanking { group: group.clone(), task: attempts[0].task.clone(), ranking, all_ended, chosen, put_away, comparison_tokens, base_branch, places };
+    let ranking = GroupRanking {
+        group: group.clone(),
+        task: attempts[0].task.clone(),
+        ranking,
+        all_ended,
+        chosen,
+        put_away,
+        comparison_tokens,
+        base_branch,
+        places,
+        judge: None,
+    };
     Ok(Standing { ranking, answers })
 }
 

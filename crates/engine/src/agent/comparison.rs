@@ -30,7 +30,7 @@ pub struct Compared {
 impl Engine {
     /// The judge a group's attempts had (see [`super::run::judge_of`]), read from its first
     /// attempt: the comparison is asked of the model whose reviews it weighs.
-    fn judge_of_group(&self, group: &GroupId) -> Result<ModelEndpoint> {
+    pub(super) fn judge_of_group(&self, group: &GroupId) -> Result<ModelEndpoint> {
         let first = super::attempts::group_attempts(&self.store, group)?.swap_remove(0);
         Ok(super::run::judge_of(&self.config, &first.provider, &self.store.events(&first.id, 0)?))
     }
@@ -50,7 +50,8 @@ impl Engine {
         // Each pair is asked once at most: new reviews meanwhile cannot keep it going.
         let mut limit = None;
         loop {
-            let Standing { ranking, answers } = standing(&self.store, group)?;
+            let Standing { mut ranking, answers } = standing(&self.store, group)?;
+            ranking.judge = Some(endpoint.model.clone()).filter(|m| !m.is_empty());
             // Once it has answered something, a change meanwhile (an attempt chosen, sent back,
             // rejected) ends it with what it answered; before, it is refused and says why.
             let stop_here = |e: Error| if asked > 0 { Ok(Compared { ranking: ranking.clone(), asked, model: endpoint.model.clone() }) } else { Err(e) };
