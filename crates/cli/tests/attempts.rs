@@ -762,6 +762,16 @@ async fn a_comparison_goes_stale_once_either_review_is_decided() {
     assert!(after["ranking"].as_array().unwrap().iter().all(|a| a["evaluator"].is_null()), "the answer about b's decided review is stale: {after}");
     assert!(!after.to_string().contains("the evaluator prefers it"), "{after}");
     assert_eq!(after["ranking"][0]["evidence"]["session"], sessions["a"].as_str(), "a, still waiting, is first: {after}");
+
+    // Choosing a leaves b as the person left it: refused in its own review, not put away again.
+    let store = finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let b = finishline_engine::domain::SessionId(sessions["b"].clone());
+    let before = store.session(&b).unwrap().last_seq;
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", &sessions["a"], "--workspace", &ws], &e.data);
+    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+    let since: Vec<String> = store.events(&b, before).unwrap().iter().map(|e| e.event.type_name().to_string()).collect();
+    assert!(since.is_empty(), "nothing more happens to the attempt the person rejected: {since:?}");
+    assert!(String::from_utf8_lossy(&chosen.stderr).starts_with("Chose "), "{}", String::from_utf8_lossy(&chosen.stderr));
 }
 
 /// Ctrl+C while the evaluator is slow to compare stops it at once, records no half-answered

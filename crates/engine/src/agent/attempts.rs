@@ -297,7 +297,8 @@ impl Engine {
         // The choice is recorded before the others are touched: a crash in between leaves a
         // decided group whose leftovers the start-up sweep removes.
         self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: recorded_ranking(&ranked) })?;
-        for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen) {
+        // One the person rejected in its own review is theirs as they left it: not put away again.
+        for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen && !r.evidence.refused) {
             if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
                 let _ = self.store.append(
                     &other.evidence.session,
