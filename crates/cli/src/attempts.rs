@@ -488,14 +488,18 @@ fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
 /// `sessions attempts G --cancel`. Attempts run in the process that started them (`run
 /// --attempts`, or the window): this one has none of its own, so it says where those still
 /// running are stopped.
+/// The attempts a run in another process is at work on (running, or waiting there on a
+/// permission), which `here` does not run: only that process can stop them.
+/// `all`: each attempt's session, status and label.
+fn at_work_elsewhere(all: &[(SessionId, SessionStatus, String)], here: impl Fn(&SessionId) -> bool) -> Vec<String> {
+    all.iter().filter(|(id, status, _)| status.at_work() && !here(id)).map(|(_, _, label)| label.clone()).collect()
+}
+
 fn cancel_group(engine: &Engine, group: &GroupId, json: bool) -> u8 {
     match (engine.cancel_group(group), engine.attempts(group)) {
         (Ok(n), Ok(all)) => {
-            let elsewhere: Vec<String> = all
-                .iter()
-                .filter(|s| s.status.is_running() && !engine.is_running(&s.id))
-                .map(|s| s.attempt.as_ref().map_or(s.id.to_string(), |a| a.label.clone()))
-                .collect();
+            let all: Vec<_> = all.into_iter().map(|s| (s.id.clone(), s.status, s.attempt.map_or(s.id.to_string(), |a| a.label))).collect();
+            let elsewhere = at_work_elsewhere(&all, |s| engine.is_running(s));
             if n > 0 {
                 errln!("{n} attempt(s) cancelled.");
             }
@@ -717,6 +721,14 @@ pub(crate) fn say_set_aside(engine: &Engine, store: &Store, aside: Option<SetAsi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_attempt_waiting_on_a_permission_in_another_process_is_named_as_at_work_there() {
+        let summary = |id: &str, status: SessionStatus| (SessionId(id.into()), status, id.to_string());
+        let all = [summary("asking", SessionStatus::AwaitingApproval), summary("busy", SessionStatus::Busy), summary("done", SessionStatus::AwaitingReview)];
+        assert_eq!(at_work_elsewhere(&all, |_| false), ["asking", "busy"]);
+        assert_eq!(at_work_elsewhere(&all, |s| s.as_str() == "busy"), ["asking"], "one this process runs, it cancelled");
+    }
 
     #[test]
     fn a_kept_branch_among_several_set_aside_is_named_with_its_attempt_and_nothing_says_it_went() {

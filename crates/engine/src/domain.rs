@@ -71,6 +71,12 @@ impl SessionStatus {
     pub fn is_running(self) -> bool {
         matches!(self, SessionStatus::Busy | SessionStatus::Retry | SessionStatus::Queued)
     }
+
+    /// A run is at work on it: running, or waiting on a permission mid-run (its process holds
+    /// it, and only that process can stop it).
+    pub fn at_work(self) -> bool {
+        self.is_running() || self == SessionStatus::AwaitingApproval
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

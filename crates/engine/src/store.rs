@@ -82,7 +82,7 @@ pub struct NewSession {
 
 /// A session that runs or waits on a permission cannot be deleted: a process is at work on it.
 pub fn refuse_deleting(status: SessionStatus) -> Result<()> {
-    if status.is_running() || status == SessionStatus::AwaitingApproval {
+    if status.at_work() {
         return Err(Error::InvalidInput("the session is running; cancel it before deleting it".into()));
     }
     Ok(())

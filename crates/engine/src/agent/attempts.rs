@@ -314,7 +314,7 @@ impl Engine {
     pub fn cancel_group(&self, group: &GroupId) -> Result<usize> {
         let mut n = 0;
         for s in self.attempts(group)? {
-            if (s.status.is_running() || s.status == SessionStatus::AwaitingApproval) && self.cancel(&s.id) {
+            if s.status.at_work() && self.cancel(&s.id) {
                 n += 1;
             }
         }
@@ -632,7 +632,7 @@ fn own_cost(events: &[Envelope]) -> Option<OwnCost> {
 
 /// What an attempt ended with: its last review's evidence, or only its end when it had none.
 pub fn attempt_evidence(s: &SessionSummary, events: &[Envelope], pending: Vec<(RequestId, String, serde_json::Value)>) -> AttemptEvidence {
-    let ended = !(s.status.is_running() || s.status == SessionStatus::AwaitingApproval);
+    let ended = !s.status.at_work();
     let review = pending.into_iter().find(|(_, kind, _)| kind == "review").map(|(id, _, _)| id);
     let mut e = AttemptEvidence {
         session: s.id.clone(),
