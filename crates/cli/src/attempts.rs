@@ -668,54 +668,86 @@ pub(crate) fn set_aside(store: &Store, sid: &SessionId) -> Option<SetAside> {
 /// A set-aside attempt's branch that was kept when its worktree went: the person's commits there
 /// (or what they asked) are not removed with it, and the words must not say they were.
 struct KeptBranch {
-    label: String,
     branch: String,
     why: finishline_engine::domain::BranchKeptWhy,
     files: Vec<String>,
 }
 
-/// What the choice set aside, in words: the others, and each branch kept rather than removed.
-fn set_aside_words(aside: &SetAside, kept: &[KeptBranch]) -> String {
-    let labels: Vec<&str> = aside.others.iter().map(|(_, label, _)| label.as_str()).collect();
-    let with = if kept.is_empty() {
-        if labels.len() == 1 {
-            ", with what it wrote"
-        } else {
-            ", with what they wrote"
+/// What became of one attempt the choice set aside, read from its history once it is done.
+enum AsideEnd {
+    /// Its worktree removed, and its branch with it unless kept.
+    Removed(Option<KeptBranch>),
+    /// Nothing of it was removed: it had no worktree, or the person sent it on meanwhile (it is
+    /// theirs then, a task like any other).
+    Untouched,
+    /// Putting it away failed, for this reason; it stays as it was.
+    Failed(String),
+}
+
+/// What the choice set aside, in words: the others, whose worktrees went (only those), each
+/// branch kept rather than removed, and any that could not be put away.
+fn set_aside_words(chosen: &str, ends: &[(String, AsideEnd)]) -> String {
+    let aside: Vec<&str> = ends.iter().filter(|(_, e)| !matches!(e, AsideEnd::Failed(_))).map(|(l, _)| l.as_str()).collect();
+    let removed: Vec<&str> = ends.iter().filter(|(_, e)| matches!(e, AsideEnd::Removed(_))).map(|(l, _)| l.as_str()).collect();
+    let kept: Vec<(&str, &KeptBranch)> =
+        ends.iter().filter_map(|(l, e)| if let AsideEnd::Removed(Some(k)) = e { Some((l.as_str(), k)) } else { None }).collect();
+    let with = match (kept.is_empty(), removed.len()) {
+        (true, 1) => ", with what it wrote",
+        (true, _) => ", with what they wrote",
+        (false, _) => "",
+    };
+    let and_list = finishline_engine::and_list::and_list;
+    let mut said = format!("Chose {chosen}");
+    if !aside.is_empty() {
+        said.push_str(&format!("; {} {} set aside", and_list(&aside), if aside.len() == 1 { "was" } else { "were" }));
+        match (removed.len(), removed.len() == aside.len()) {
+            (0, _) => {}
+            (1, true) => said.push_str(&format!(" and its worktree removed{with}")),
+            (_, true) => said.push_str(&format!(" and their worktrees removed{with}")),
+            (1, false) => said.push_str(&format!("; the worktree of {} was removed{with}", removed[0])),
+            (_, false) => said.push_str(&format!("; the worktrees of {} were removed{with}", and_list(&removed))),
         }
-    } else {
-        ""
-    };
-    let names = finishline_engine::and_list::and_list(&labels);
-    let mut said = match labels.len() {
-        0 => return format!("Chose {}.", aside.chosen),
-        1 => format!("Chose {}; {names} was set aside and its worktree removed{with}.", aside.chosen),
-        _ => format!("Chose {}; {names} were set aside and their worktrees removed{with}.", aside.chosen),
-    };
-    for k in kept {
-        let whose = if labels.len() == 1 { "Its".to_string() } else { format!("{}'s", k.label) };
+    }
+    said.push('.');
+    for (label, k) in kept {
+        let whose = if aside.len() == 1 { "Its".to_string() } else { format!("{label}'s") };
         let files = if k.files.is_empty() { String::new() } else { format!(" ({})", crate::run::few(&k.files)) };
         said.push_str(&format!(" {whose} branch {} is kept{}{files}.", k.branch, k.why.words()));
+    }
+    for (label, e) in ends {
+        if let AsideEnd::Failed(why) = e {
+            said.push_str(&format!(" {label} could not be put away, and stays as it was: {why}."));
+        }
     }
     said
 }
 
+/// What became of `sid` since `seen`, as its history says.
+fn aside_end(store: &Store, sid: &SessionId, seen: u64) -> AsideEnd {
+    let events = store.events(sid, seen).unwrap_or_default();
+    let kept = events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::BranchKept { branch, files, why } => Some(KeptBranch { branch: branch.clone(), why: *why, files: files.clone() }),
+        _ => None,
+    });
+    if events.iter().any(|e| matches!(e.event, EngineEvent::WorktreeRemoved { .. })) {
+        return AsideEnd::Removed(kept);
+    }
+    let failed = events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Error { message, .. } => {
+            message.strip_prefix(finishline_engine::agent::attempts::NOT_PUT_AWAY).map(|m| m.trim_start_matches(": ").to_string())
+        }
+        _ => None,
+    });
+    failed.map_or(AsideEnd::Untouched, AsideEnd::Failed)
+}
+
 /// [`set_aside`], said once the choice was made and what it set aside is done with (`settle`
-/// waits for the worktrees that go in the background): a branch kept is named.
+/// waits for the worktrees that go in the background).
 pub(crate) fn say_set_aside(engine: &Engine, store: &Store, aside: Option<SetAside>, decided: bool) {
     let Some(aside) = aside.filter(|_| decided) else { return };
     tokio::task::block_in_place(|| engine.settle());
-    let kept: Vec<KeptBranch> = aside
-        .others
-        .iter()
-        .filter_map(|(sid, label, seen)| {
-            store.events(sid, *seen).ok()?.into_iter().rev().find_map(|e| match e.event {
-                EngineEvent::BranchKept { branch, files, why } => Some(KeptBranch { label: label.clone(), branch, why, files }),
-                _ => None,
-            })
-        })
-        .collect();
-    errln!("{}", set_aside_words(&aside, &kept));
+    let ends: Vec<(String, AsideEnd)> = aside.others.iter().map(|(sid, label, seen)| (label.clone(), aside_end(store, sid, *seen))).collect();
+    errln!("{}", set_aside_words(&aside.chosen, &ends));
 }
 
 #[cfg(test)]
@@ -731,14 +763,24 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_branch_among_several_set_aside_is_named_with_its_attempt_and_nothing_says_it_went() {
-        let others = ["b", "c"].map(|l| (SessionId(format!("ses_{l}")), l.to_string(), 0)).to_vec();
-        let aside = SetAside { chosen: "a".into(), others };
-        assert_eq!(set_aside_words(&aside, &[]), "Chose a; b and c were set aside and their worktrees removed, with what they wrote.");
-        let kept = KeptBranch { label: "c".into(), branch: "finishline/c".into(), why: BranchKeptWhy::ChangedAfterTask, files: vec!["mine.txt".into()] };
-        let said = set_aside_words(&aside, &[kept]);
+    fn the_words_of_a_choice_say_only_what_went_and_name_what_stayed() {
+        let removed = |l: &str| (l.to_string(), AsideEnd::Removed(None));
+        assert_eq!(set_aside_words("a", &[]), "Chose a.");
+        assert_eq!(set_aside_words("a", &[removed("b"), removed("c")]), "Chose a; b and c were set aside and their worktrees removed, with what they wrote.");
+        let kept = KeptBranch { branch: "finishline/c".into(), why: BranchKeptWhy::ChangedAfterTask, files: vec!["mine.txt".into()] };
+        let said = set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Removed(Some(kept)))]);
         assert!(said.starts_with("Chose a; b and c were set aside and their worktrees removed. c's branch finishline/c is kept: it holds work"), "{said}");
         assert!(said.ends_with(" (mine.txt)."), "{said}");
+        // No worktree to remove (or sent on meanwhile): set aside, and nothing said to be gone.
+        assert_eq!(set_aside_words("a", &[("b".into(), AsideEnd::Untouched)]), "Chose a; b was set aside.");
+        assert_eq!(
+            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Untouched)]),
+            "Chose a; b and c were set aside; the worktree of b was removed, with what it wrote."
+        );
+        assert_eq!(
+            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Failed("disk full".into()))]),
+            "Chose a; b was set aside and its worktree removed, with what it wrote. c could not be put away, and stays as it was: disk full."
+        );
     }
 
     #[test]

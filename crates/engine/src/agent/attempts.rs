@@ -300,11 +300,7 @@ impl Engine {
         // One the person rejected in its own review is theirs as they left it: not put away again.
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen && !r.evidence.refused) {
             if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
-                let _ = self.store.append(
-                    &other.evidence.session,
-                    None,
-                    EngineEvent::Error { code: e.code(), message: format!("This attempt was not chosen, but could not be put away: {e}") },
-                );
+                let _ = self.store.append(&other.evidence.session, None, EngineEvent::Error { code: e.code(), message: format!("{NOT_PUT_AWAY}: {e}") });
             }
         }
         Ok(outcome)
@@ -422,6 +418,9 @@ impl Engine {
 /// The words a review is rejected with when the person rejects the whole group; builds before
 /// its occasion was recorded are read by them.
 pub const EVERY_ATTEMPT_REJECTED: &str = "You rejected every attempt.";
+
+/// The start of the error an attempt records when the choice of another could not put it away.
+pub const NOT_PUT_AWAY: &str = "This attempt was not chosen, but could not be put away";
 
 /// The group's attempts, in their order.
 pub fn group_attempts(store: &Store, group: &GroupId) -> Result<Vec<SessionSummary>> {
