@@ -38,6 +38,7 @@ fn main() {
         "evaluator_trust",
         "start_attempts",
         "attempt_group",
+        "attempt_judge",
         "attempt_differences",
         "choose_attempt",
         "cancel_attempts",

@@ -485,9 +485,6 @@ fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
     }
 }
 
-/// `sessions attempts G --cancel`. Attempts run in the process that started them (`run
-/// --attempts`, or the window): this one has none of its own, so it says where those still
-/// running are stopped.
 /// The attempts a run in another process is at work on (running, or waiting there on a
 /// permission), which `here` does not run: only that process can stop them.
 /// `all`: each attempt's session, status and label.
@@ -495,6 +492,9 @@ fn at_work_elsewhere(all: &[(SessionId, SessionStatus, String)], here: impl Fn(&
     all.iter().filter(|(id, status, _)| status.at_work() && !here(id)).map(|(_, _, label)| label.clone()).collect()
 }
 
+/// `sessions attempts G --cancel`. Attempts run in the process that started them (`run
+/// --attempts`, or the window): this one has none of its own, so it says where those still
+/// running are stopped.
 fn cancel_group(engine: &Engine, group: &GroupId, json: bool) -> u8 {
     match (engine.cancel_group(group), engine.attempts(group)) {
         (Ok(n), Ok(all)) => {
