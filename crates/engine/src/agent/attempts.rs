@@ -288,7 +288,12 @@ impl Engine {
                 elsewhere.join(", ")
             )));
         }
-        let reason = (mine.rank == 1).then(|| mine.above_next.clone()).flatten();
+        // The standing the choice is made from, those still at work here as they will be once the
+        // choice stops them: recorded with it, so that a follow-up of the one chosen does not
+        // move the group's places afterwards.
+        let running: Vec<SessionId> = ranked.ranking.iter().filter(|r| !r.evidence.ended).map(|r| r.evidence.session.clone()).collect();
+        let at_choice = if running.is_empty() { ranked.clone() } else { standing_with(&self.store, group, &running)?.ranking };
+        let reason = at_choice.ranking.iter().find(|r| &r.evidence.session == chosen).filter(|r| r.rank == 1).and_then(|r| r.above_next.clone());
         let by = choice.by;
         let outcome = self.decide_one(&review, choice)?;
         if !matches!(outcome, ReviewOutcome::Decided { .. }) {
@@ -296,7 +301,7 @@ impl Engine {
         }
         // The choice is recorded before the others are touched: a crash in between leaves a
         // decided group whose leftovers the start-up sweep removes.
-        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: recorded_ranking(&ranked) })?;
+        self.store.append(chosen, None, EngineEvent::AttemptChosen { group: group.clone(), reason, ranking: recorded_ranking(&at_choice) })?;
         // One the person rejected in its own review is theirs as they left it: not put away again.
         for other in ranked.ranking.iter().filter(|r| &r.evidence.session != chosen && !r.evidence.refused) {
             if let Err(e) = self.discard_attempt(&other.evidence, crate::store::trust::SET_ASIDE, Some(DecisionOccasion::AnotherAttemptChosen), by) {
@@ -452,12 +457,22 @@ pub(super) struct Standing {
 }
 
 pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
+    standing_with(store, group, &[])
+}
+
+/// [`standing`] as it will be once the attempts `stopping` (still at work) are stopped with no
+/// review: what a choice made while they run records.
+fn standing_with(store: &Store, group: &GroupId, stopping: &[SessionId]) -> Result<Standing> {
     let attempts = group_attempts(store, group)?;
     let mut evidence = Vec::new();
     let mut events = BTreeMap::new();
     for s in &attempts {
         let its = store.events(&s.id, 0)?;
-        evidence.push(attempt_evidence(s, &its, store.pending_requests(&s.id)?));
+        let mut e = attempt_evidence(s, &its, store.pending_requests(&s.id)?);
+        if stopping.contains(&s.id) {
+            (e.ended, e.end_reason, e.review) = (true, Some(EndReason::Cancelled), None);
+        }
+        evidence.push(e);
         events.insert(s.id.clone(), its);
     }
     let mut all_ended = evidence.iter().all(|e| e.ended);
@@ -484,7 +499,8 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
         // Decided: the standing the person chose from is the group's record. Rounds of its
         // attempts since (a follow-up of the one chosen, one passed over sent on) are each
         // session's own, and must not rank another above the choice after the fact. It was
-        // recorded once every attempt had ended: a round at work now does not unplace them.
+        // recorded with every attempt ended (or stopped by the choice): a round at work now does
+        // not unplace them.
         ranking = then;
         all_ended = true;
     }
@@ -508,14 +524,15 @@ pub(super) fn standing(store: &Store, group: &GroupId) -> Result<Standing> {
     Ok(Standing { ranking, answers })
 }
 
-/// The ranking a choice records: only a whole one, every attempt ended (before that no attempt
-/// has a place, and one still running would stay "running" in the record).
+/// The ranking a choice records: only a whole one, every attempt ended or read as stopped by the
+/// choice (before that no attempt has a place, and one still running would stay "running" in
+/// the record).
 fn recorded_ranking(r: &GroupRanking) -> Option<serde_json::Value> {
     r.all_ended.then(|| serde_json::to_value(&r.ranking).ok()).flatten()
 }
 
 /// The ranking recorded with the choice, its reviews decided; none when the choice recorded
-/// none (made before every attempt ended, or by a build before this) or it no longer reads.
+/// none (by a build that recorded one only once every attempt had ended) or it no longer reads.
 fn ranking_chosen_from(events: &[Envelope]) -> Option<Vec<Ranked>> {
     let mut then: Vec<Ranked> = events.iter().find_map(|e| match &e.event {
         EngineEvent::AttemptChosen { ranking: Some(r), .. } => serde_json::from_value(r.clone()).ok(),

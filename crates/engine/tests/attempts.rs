@@ -1,0 +1,88 @@
+//! Attempts side by side in one process, as the window runs them: choosing one while another is
+//! still at work. (The CLI's own tests, `crates/cli/tests/attempts.rs`, choose once all ended.)
+
+mod support {
+    pub mod harness;
+}
+
+use std::time::Duration;
+
+use finishline_engine::agent::attempts::Worker;
+use finishline_engine::agent::TaskOptions;
+use finishline_engine::domain::*;
+use finishline_engine::event::EngineEvent;
+use serde_json::json;
+use support::harness::*;
+
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=P", "-c", "user.email=p@p"]).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn builtin(model: &str) -> Worker {
+    Worker::Builtin { model: Some(model.into()) }
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        assert!(t.elapsed() < Duration::from_secs(60), "{what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The person chose the quick attempt while the slow one still thought: the slow one is stopped
+/// and put away, and the standing they chose from is the group's record. A follow-up of the one
+/// chosen then does not unplace it (every place read "–" while it ran, as if nothing was chosen).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_does_not_move() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            // The follow-up of the chosen one thinks for a minute.
+            agent(json!({"last_message_contains": "and a second line"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
+            agent(json!({"model": "slow"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+
+    let (group, started) = h.engine.start_attempts("create notes.md", &h.ws(), vec![builtin("quick"), builtin("slow")], TaskOptions::default()).unwrap();
+    let (quick, slow) = (started[0].0.clone(), started[1].0.clone());
+    until("the quick attempt waits for its review", || h.store.session(&quick).unwrap().status == SessionStatus::AwaitingReview).await;
+    assert!(h.store.session(&slow).unwrap().status.at_work(), "the slow one still thinks");
+
+    let engine = h.engine.clone();
+    let (g, q) = (group.clone(), quick.clone());
+    tokio::task::spawn_blocking(move || engine.choose_attempt(&g, &q, None)).await.unwrap().unwrap();
+    until("the slow attempt is put away", || h.store.session(&slow).unwrap().status == SessionStatus::Rejected).await;
+    assert_eq!(git(&["show", "main:notes.md"]), "- apple", "the chosen one landed");
+
+    let recorded = h.store.events(&quick, 0).unwrap().into_iter().find_map(|e| match e.event {
+        EngineEvent::AttemptChosen { ranking, .. } => Some(ranking),
+        _ => None,
+    });
+    assert!(recorded.expect("the choice is recorded").is_some(), "with the standing it was made from");
+    let chosen = h.engine.rank_group(&group).unwrap();
+    assert_eq!(chosen.places, ["1", "–"], "the chosen one first; the stopped one had no review: {:?}", chosen.ranking);
+    assert_eq!(chosen.ranking[1].evidence.session, slow);
+    assert!(chosen.ranking[1].evidence.ended, "the stopped one reads as ended, not still running");
+
+    // A follow-up of the chosen one, at work.
+    h.engine.send_message(&quick, "add a second line").unwrap();
+    until("the follow-up is at work", || h.store.session(&quick).unwrap().status.at_work()).await;
+    let during = h.engine.rank_group(&group).unwrap();
+    assert_eq!(during.places, ["1", "–"], "the choice keeps its place while its follow-up runs");
+    assert!(during.ranking.iter().all(|r| r.evidence.ended), "{:?}", during.ranking);
+    assert_eq!(during.chosen.as_ref(), Some(&quick));
+    h.engine.cancel(&quick);
+    h.wait_idle(&quick).await;
+}
