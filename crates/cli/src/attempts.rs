@@ -747,7 +747,20 @@ pub(crate) fn say_set_aside(engine: &Engine, store: &Store, aside: Option<SetAsi
     let Some(aside) = aside.filter(|_| decided) else { return };
     tokio::task::block_in_place(|| engine.settle());
     let ends: Vec<(String, AsideEnd)> = aside.others.iter().map(|(sid, label, seen)| (label.clone(), aside_end(store, sid, *seen))).collect();
-    errln!("{}", set_aside_words(&aside.chosen, &ends));
+    // Put away with no review of theirs, as `sessions list` tags them (the window's Discarded):
+    // not among those not chosen, whose review the person passed over.
+    let discarded: Vec<&str> =
+        aside.others.iter().filter(|(sid, _, _)| store.session(sid).is_ok_and(|s| s.put_away_unreviewed())).map(|(_, label, _)| label.as_str()).collect();
+    errln!("{}{}", set_aside_words(&aside.chosen, &ends), discarded_words(&discarded));
+}
+
+/// Those set aside that had no review to choose from, in words ("" when none).
+fn discarded_words(labels: &[&str]) -> String {
+    match labels {
+        [] => String::new(),
+        [one] => format!(" {one} had no review to choose from: it was put away without one."),
+        many => format!(" {} had no review to choose from: they were put away without one.", finishline_engine::and_list::and_list(many)),
+    }
 }
 
 #[cfg(test)]
@@ -781,6 +794,13 @@ mod tests {
             set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Failed("disk full".into()))]),
             "Chose a; b was set aside and its worktree removed, with what it wrote. c could not be put away, and stays as it was: disk full."
         );
+    }
+
+    #[test]
+    fn those_set_aside_with_no_review_are_named_as_put_away_without_one() {
+        assert_eq!(discarded_words(&[]), "");
+        assert_eq!(discarded_words(&["b"]), " b had no review to choose from: it was put away without one.");
+        assert_eq!(discarded_words(&["b", "c"]), " b and c had no review to choose from: they were put away without one.");
     }
 
     #[test]

@@ -362,7 +362,7 @@ pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
                     d.worktree.folder
                 ),
                 Some(branch) => outln!(
-                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task). Its history stays.",
+                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task. Its history stays.",
                     d.worktree.folder
                 ),
                 None => outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", d.worktree.folder, d.worktree.branch),

@@ -1017,6 +1017,9 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
     let row = listed.lines().find(|l| l.starts_with(other["session"].as_str().unwrap())).unwrap_or_else(|| panic!("{listed}"));
     assert!(row.contains("[put away without a review]"), "{listed}");
+    // The choice said so too: it was no review the person passed over ("not chosen").
+    assert!(said.contains(&format!("{label} had no review to choose from: it was put away without one.")), "{said}");
+    assert!(!row.contains("not chosen"), "{listed}");
 }
 
 /// An attempt set aside for another, then continued by a message that changes nothing, is in a

@@ -2586,7 +2586,7 @@ async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_af
     let shown = cli.cmd(&["sessions", "show", &id]).output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(
-        shown.contains(&format!("**Branch kept:** {branch}: it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)")),
+        shown.contains(&format!("**Branch kept:** {branch}: it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task ended")),
         "{shown}"
     );
 }

@@ -943,7 +943,7 @@ impl BranchKeptWhy {
         match self {
             BranchKeptWhy::ChangedAfterReview => ": it holds what changed in the worktree after the review",
             BranchKeptWhy::ChangedAfterTask => {
-                ": it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended)"
+                ": it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task ended"
             }
             BranchKeptWhy::Asked => ", as you asked, with the task's work",
         }

@@ -974,7 +974,7 @@ describe("a task that ended without a review", () => {
       ev({ type: "worktree_removed", folder: worktree.folder, why: "rejected", branch_deleted: null }),
     ], () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByText(`Kept the branch ${worktree.branch}: it holds work Finishline did not make (commits of yours or the agent's own, or what changed in the worktree after the task ended) (notes.md).`)).toBeInTheDocument();
+    expect(await screen.findByText(`Kept the branch ${worktree.branch}: it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task ended (notes.md).`)).toBeInTheDocument();
   });
 });
 
