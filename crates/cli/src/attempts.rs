@@ -268,7 +268,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
             // No review: no evidence to show, only why. What it wrote stays: "no work to review"
             // read as nothing there, just above the command that removes the worktrees.
             // Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees.
-            let kept = if r.chosen.is_none() && !r.put_away { ": what it wrote is in its worktree" } else { "" };
+            let kept = if r.chosen.is_none() && !r.put_away { ": its worktree stays as it left it" } else { "" };
             humanln!("  {place}. {} — {end} before a review{kept}{chosen}", e.label);
             if let Some(error) = &e.error {
                 humanln!("     {error}");

@@ -974,7 +974,7 @@ async fn ctrl_c_during_attempts_exits_cancelled_and_says_how_to_go_on_with_what_
     // to review" read as nothing there, and the next line as what to remove.
     let ranked = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(!ranked.contains("no work to review"), "{ranked}");
-    assert_eq!(ranked.matches("cancelled before a review: what it wrote is in its worktree").count(), 2, "{ranked}");
+    assert_eq!(ranked.matches("cancelled before a review: its worktree stays as it left it").count(), 2, "{ranked}");
     assert_eq!(worktrees(&r), 3, "the person's checkout and both attempts' worktrees, kept");
 
     // The printed way on, pasted as it is (its placeholder filled in).

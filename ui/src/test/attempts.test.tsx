@@ -526,12 +526,18 @@ describe("attempts side by side", () => {
     expect(screen.queryByText(/choose one to land/)).toBeNull();
     expect(screen.queryAllByTestId("attempt-land")).toHaveLength(0);
     expect(screen.getAllByTestId("attempt").map((a) => a.getAttribute("data-rank"))).toEqual(["0", "0"]);
+    // Each may have written nothing: its worktree is named as kept, not "what it wrote".
+    expect(screen.getAllByTestId("attempt-no-review").map((p) => p.textContent)).toEqual([
+      "Ended before a review. Its worktree stays as it left it: Open it to go on.",
+      "Ended before a review. Its worktree stays as it left it: Open it to go on.",
+    ]);
     await userEvent.click(screen.getByTestId("attempts-reject-all"));
     await userEvent.click(await screen.findByTestId("attempts-reject-all-confirm"));
     expect(rejected).toMatchObject({ group: "g1" });
     expect(await screen.findByText(/2 attempts were rejected/)).toBeTruthy();
     expect(await screen.findByText(/put away: none landed/)).toBeTruthy();
     expect(screen.queryByTestId("attempts-reject-all")).toBeNull();
+    expect(screen.getAllByTestId("attempt-no-review").map((p) => p.textContent)).toEqual(["Ended before a review.", "Ended before a review."]);
   });
 
   it("rejecting the rest when one attempt was left says its one worktree went", async () => {
