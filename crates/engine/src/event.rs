@@ -412,8 +412,8 @@ pub enum EngineEvent {
         /// Why it ranked where it did, in the rule's words, when it was first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-        /// The ranking the person chose from, as it stood then (`Vec<Ranked>`; recorded only once
-        /// every attempt had ended): the group's record, which rounds of its attempts after the
+        /// The ranking the person chose from, as it stood then (`Vec<Ranked>`; recorded once every
+        /// attempt had ended or was stopped by the choice): the group's record, which rounds of its attempts after the
         /// choice do not change. Kept as JSON and read leniently: a view's shape that changes
         /// later must not make the session unreadable.
         #[serde(default, skip_serializing_if = "Option::is_none")]

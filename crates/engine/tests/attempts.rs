@@ -41,7 +41,7 @@ async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_do
         rules(json!([
             evaluator(done_verdict()),
             // The follow-up of the chosen one thinks for a minute.
-            agent(json!({"last_message_contains": "and a second line"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
+            agent(json!({"last_message_contains": "add a second line"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
             agent(json!({"model": "slow"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
             agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
             agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
@@ -71,6 +71,11 @@ async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_do
         _ => None,
     });
     assert!(recorded.expect("the choice is recorded").is_some(), "with the standing it was made from");
+    let reason = h.store.events(&quick, 0).unwrap().into_iter().find_map(|e| match e.event {
+        EngineEvent::AttemptChosen { reason, .. } => reason,
+        _ => None,
+    });
+    assert_eq!(reason.as_deref(), Some("verified done"), "why it was first, against the one stopped");
     let chosen = h.engine.rank_group(&group).unwrap();
     assert_eq!(chosen.places, ["1", "–"], "the chosen one first; the stopped one had no review: {:?}", chosen.ranking);
     assert_eq!(chosen.ranking[1].evidence.session, slow);
@@ -85,4 +90,42 @@ async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_do
     assert_eq!(during.chosen.as_ref(), Some(&quick));
     h.engine.cancel(&quick);
     h.wait_idle(&quick).await;
+}
+
+/// One attempt reached its review and the person sent it back; while it works on that, they
+/// choose the other. The standing recorded keeps what the one sent back had shown in its review
+/// (verified done, its files): stopped, it ends on that review, not as "cancelled" with nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_sent_back_and_at_work_when_another_is_chosen_keeps_its_reviews_standing() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "try it once more"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
+            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let (group, started) = h.engine.start_attempts("create notes.md", &h.ws(), vec![builtin("one"), builtin("two")], TaskOptions::default()).unwrap();
+    let (one, two) = (started[0].0.clone(), started[1].0.clone());
+    until("both wait for their review", || [&one, &two].iter().all(|s| h.store.session(s).unwrap().status == SessionStatus::AwaitingReview)).await;
+    let review = h.outcome(&two).review_id();
+    h.engine.submit_review(&review, Decision::RequestChanges, Some("try it once more".into()), false, false, DecidedBy::Person).unwrap();
+    until("the one sent back is at work", || h.store.session(&two).unwrap().status.at_work()).await;
+
+    let engine = h.engine.clone();
+    let (g, o) = (group.clone(), one.clone());
+    tokio::task::spawn_blocking(move || engine.choose_attempt(&g, &o, None)).await.unwrap().unwrap();
+    until("the one sent back is put away", || h.store.session(&two).unwrap().status == SessionStatus::Rejected).await;
+    let ranked = h.engine.rank_group(&group).unwrap();
+    let theirs = ranked.ranking.iter().find(|r| r.evidence.session == two).unwrap();
+    assert_eq!(theirs.evidence.end_reason, Some(EndReason::VerifiedDone), "{ranked:?}");
+    assert_eq!(theirs.evidence.files, 1, "its review's files");
+    assert!(theirs.rank > 0, "placed on its review: {:?}", ranked.places);
 }

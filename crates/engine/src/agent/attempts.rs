@@ -469,8 +469,13 @@ fn standing_with(store: &Store, group: &GroupId, stopping: &[SessionId]) -> Resu
     for s in &attempts {
         let its = store.events(&s.id, 0)?;
         let mut e = attempt_evidence(s, &its, store.pending_requests(&s.id)?);
-        if stopping.contains(&s.id) {
-            (e.ended, e.end_reason, e.review) = (true, Some(EndReason::Cancelled), None);
+        // Read afresh: one that reached its review meanwhile is ranked on it. One sent back from
+        // an earlier review keeps that review's evidence and end, as a stop would leave it.
+        if stopping.contains(&s.id) && !e.ended {
+            (e.ended, e.review) = (true, None);
+            if !e.reviewed {
+                e.end_reason = Some(EndReason::Cancelled);
+            }
         }
         evidence.push(e);
         events.insert(s.id.clone(), its);
