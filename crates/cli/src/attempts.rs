@@ -265,7 +265,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {
-            // No review: no evidence to show, only why. What it wrote stays: "no work to review"
+            // No review: no evidence to show, only why. Its worktree stays: "no work to review"
             // read as nothing there, just above the command that removes the worktrees.
             // Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees.
             let kept = if r.chosen.is_none() && !r.put_away { ": its worktree stays as it left it" } else { "" };
@@ -685,16 +685,18 @@ enum AsideEnd {
 }
 
 /// What the choice set aside, in words: the others, whose worktrees went (only those), each
-/// branch kept rather than removed, and any that could not be put away.
-fn set_aside_words(chosen: &str, ends: &[(String, AsideEnd)]) -> String {
+/// branch kept rather than removed, any that could not be put away, and those that had no review
+/// to choose from (`unreviewed`: they may have written nothing).
+fn set_aside_words(chosen: &str, ends: &[(String, AsideEnd)], unreviewed: &[&str]) -> String {
     let aside: Vec<&str> = ends.iter().filter(|(_, e)| !matches!(e, AsideEnd::Failed(_))).map(|(l, _)| l.as_str()).collect();
     let removed: Vec<&str> = ends.iter().filter(|(_, e)| matches!(e, AsideEnd::Removed(_))).map(|(l, _)| l.as_str()).collect();
     let kept: Vec<(&str, &KeptBranch)> =
         ends.iter().filter_map(|(l, e)| if let AsideEnd::Removed(Some(k)) = e { Some((l.as_str(), k)) } else { None }).collect();
+    let what = if removed.iter().any(|l| unreviewed.contains(l)) { "anything" } else { "what" };
     let with = match (kept.is_empty(), removed.len()) {
-        (true, 1) => ", with what it wrote",
-        (true, _) => ", with what they wrote",
-        (false, _) => "",
+        (true, 1) => format!(", with {what} it wrote"),
+        (true, _) => format!(", with {what} they wrote"),
+        (false, _) => String::new(),
     };
     let and_list = finishline_engine::and_list::and_list;
     let mut said = format!("Chose {chosen}");
@@ -719,6 +721,7 @@ fn set_aside_words(chosen: &str, ends: &[(String, AsideEnd)]) -> String {
             said.push_str(&format!(" {label} could not be put away, and stays as it was: {why}."));
         }
     }
+    said.push_str(&discarded_words(unreviewed));
     said
 }
 
@@ -751,7 +754,7 @@ pub(crate) fn say_set_aside(engine: &Engine, store: &Store, aside: Option<SetAsi
     // not among those not chosen, whose review the person passed over.
     let discarded: Vec<&str> =
         aside.others.iter().filter(|(sid, _, _)| store.session(sid).is_ok_and(|s| s.put_away_unreviewed())).map(|(_, label, _)| label.as_str()).collect();
-    errln!("{}{}", set_aside_words(&aside.chosen, &ends), discarded_words(&discarded));
+    errln!("{}", set_aside_words(&aside.chosen, &ends, &discarded));
 }
 
 /// Those set aside that had no review to choose from, in words ("" when none).
@@ -778,20 +781,23 @@ mod tests {
     #[test]
     fn the_words_of_a_choice_say_only_what_went_and_name_what_stayed() {
         let removed = |l: &str| (l.to_string(), AsideEnd::Removed(None));
-        assert_eq!(set_aside_words("a", &[]), "Chose a.");
-        assert_eq!(set_aside_words("a", &[removed("b"), removed("c")]), "Chose a; b and c were set aside and their worktrees removed, with what they wrote.");
+        assert_eq!(set_aside_words("a", &[], &[]), "Chose a.");
+        assert_eq!(
+            set_aside_words("a", &[removed("b"), removed("c")], &[]),
+            "Chose a; b and c were set aside and their worktrees removed, with what they wrote."
+        );
         let kept = KeptBranch { branch: "finishline/c".into(), why: BranchKeptWhy::ChangedAfterTask, files: vec!["mine.txt".into()] };
-        let said = set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Removed(Some(kept)))]);
+        let said = set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Removed(Some(kept)))], &[]);
         assert!(said.starts_with("Chose a; b and c were set aside and their worktrees removed. c's branch finishline/c is kept: it holds work"), "{said}");
         assert!(said.ends_with(" (mine.txt)."), "{said}");
         // No worktree to remove (or sent on meanwhile): set aside, and nothing said to be gone.
-        assert_eq!(set_aside_words("a", &[("b".into(), AsideEnd::Untouched)]), "Chose a; b was set aside.");
+        assert_eq!(set_aside_words("a", &[("b".into(), AsideEnd::Untouched)], &[]), "Chose a; b was set aside.");
         assert_eq!(
-            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Untouched)]),
+            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Untouched)], &[]),
             "Chose a; b and c were set aside; the worktree of b was removed, with what it wrote."
         );
         assert_eq!(
-            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Failed("disk full".into()))]),
+            set_aside_words("a", &[removed("b"), ("c".into(), AsideEnd::Failed("disk full".into()))], &[]),
             "Chose a; b was set aside and its worktree removed, with what it wrote. c could not be put away, and stays as it was: disk full."
         );
     }
@@ -801,6 +807,11 @@ mod tests {
         assert_eq!(discarded_words(&[]), "");
         assert_eq!(discarded_words(&["b"]), " b had no review to choose from: it was put away without one.");
         assert_eq!(discarded_words(&["b", "c"]), " b and c had no review to choose from: they were put away without one.");
+        // It may have written nothing: its worktree went with anything it wrote.
+        assert_eq!(
+            set_aside_words("a", &[("b".into(), AsideEnd::Removed(None))], &["b"]),
+            "Chose a; b was set aside and its worktree removed, with anything it wrote. b had no review to choose from: it was put away without one."
+        );
     }
 
     #[test]

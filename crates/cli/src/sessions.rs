@@ -362,8 +362,9 @@ pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
                     d.worktree.folder
                 ),
                 Some(branch) => outln!(
-                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept: it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task. Its history stays.",
-                    d.worktree.folder
+                    "Discarded {id}: {recorded}; its worktree {} is removed, and its branch {branch} is kept{}. Its history stays.",
+                    d.worktree.folder,
+                    finishline_engine::domain::BranchKeptWhy::ChangedAfterTask.words()
                 ),
                 None => outln!("Discarded {id}: {recorded}; its worktree {} and branch {} are removed. Its history stays.", d.worktree.folder, d.worktree.branch),
             }

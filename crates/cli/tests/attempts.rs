@@ -399,6 +399,7 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
         said.contains("Chose Finishline's agent (b); Finishline's agent (a) was set aside and its worktree removed, with what it wrote."),
         "an approve here chose for the group, and says what went with it: {said}"
     );
+    assert!(!said.contains("had no review to choose from"), "the one set aside had a review, which the person passed over: {said}");
     let ranking = ranking_of(&e, &r, &group, &url);
     assert_eq!(ranking["chosen"], sessions["b"].as_str(), "the group records b as chosen: {ranking}");
     assert_eq!(worktrees(&r), 1, "a's worktree is removed");

@@ -2570,7 +2570,8 @@ async fn discarding_a_task_keeps_its_branch_with_what_changed_in_its_worktree_af
     let discarded = cli.cmd(&["sessions", "discard", &id]).output().unwrap();
     assert_eq!(discarded.status.code(), Some(0), "{}", String::from_utf8_lossy(&discarded.stderr));
     let said = String::from_utf8_lossy(&discarded.stdout);
-    assert!(said.contains(&format!("its branch {branch} is kept")), "{said}");
+    assert!(said.contains(&format!("its branch {branch} is kept: it holds work Finishline did not make")), "{said}");
+    assert!(said.contains("after the task ended. Its history stays."), "said as the history says it: {said}");
     assert!(!folder.exists(), "the worktree goes");
     assert_eq!(git(&r, &["show", &format!("{branch}:handwork.txt")]), "the person's hand work", "the hand work stays on the branch");
     assert_eq!(git(&r, &["show", &format!("{branch}:broken.txt")]), "mended by hand", "and the hand edit of the task's file");

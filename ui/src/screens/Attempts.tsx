@@ -470,7 +470,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                     Ended before a review{e.error ? ": " : "."}
                     {e.error && <span className="field-error">{e.error}</span>}
                     {/* Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees. */}
-                    {!decided && " Its worktree stays as it left it: Open it to go on."}
+                    {!decided && " Its worktree stays as it left it: open the attempt to go on."}
                   </p>
                 )}
                 {rank > 0 && (a.above_next || a.evaluator || level) && (

@@ -528,8 +528,8 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt").map((a) => a.getAttribute("data-rank"))).toEqual(["0", "0"]);
     // Each may have written nothing: its worktree is named as kept, not "what it wrote".
     expect(screen.getAllByTestId("attempt-no-review").map((p) => p.textContent)).toEqual([
-      "Ended before a review. Its worktree stays as it left it: Open it to go on.",
-      "Ended before a review. Its worktree stays as it left it: Open it to go on.",
+      "Ended before a review. Its worktree stays as it left it: open the attempt to go on.",
+      "Ended before a review. Its worktree stays as it left it: open the attempt to go on.",
     ]);
     await userEvent.click(screen.getByTestId("attempts-reject-all"));
     await userEvent.click(await screen.findByTestId("attempts-reject-all-confirm"));
