@@ -24,6 +24,27 @@ fn builtin(model: &str) -> Worker {
     Worker::Builtin { model: Some(model.into()) }
 }
 
+/// The agent's reply that streams nothing for a minute: an attempt at work until stopped.
+fn thinks_for_a_minute() -> serde_json::Value {
+    json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})
+}
+
+/// A repository on `main` with one commit, and a fake provider whose agent writes notes.md and
+/// says it is done (the judge agrees), unless one of `first` matches a request before that.
+async fn in_a_repository(first: &[serde_json::Value]) -> Harness {
+    let mut all = vec![evaluator(done_verdict())];
+    all.extend(first.iter().cloned());
+    all.push(agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})));
+    all.push(agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})));
+    let h = Harness::new(rules(serde_json::Value::Array(all)), Setup::default()).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    h.write("README.md", "hello\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    h
+}
+
 async fn until(what: &str, mut done: impl FnMut() -> bool) {
     let t = std::time::Instant::now();
     while !done() {
@@ -37,23 +58,13 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
 /// chosen then does not unplace it (every place read "–" while it ran, as if nothing was chosen).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_does_not_move() {
-    let h = Harness::new(
-        rules(json!([
-            evaluator(done_verdict()),
-            // The follow-up of the chosen one thinks for a minute.
-            agent(json!({"last_message_contains": "add a second line"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
-            agent(json!({"model": "slow"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
-            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
-        ])),
-        Setup::default(),
-    )
+    let h = in_a_repository(&[
+        // The follow-up of the chosen one thinks for a minute.
+        agent(json!({"last_message_contains": "add a second line"}), thinks_for_a_minute()),
+        agent(json!({"model": "slow"}), thinks_for_a_minute()),
+    ])
     .await;
     let git = |args: &[&str]| git_in(&h.ws(), args);
-    git(&["init", "-q", "-b", "main"]);
-    h.write("README.md", "hello\n");
-    git(&["add", "."]);
-    git(&["commit", "-qm", "init"]);
 
     let (group, started) = h.engine.start_attempts("create notes.md", &h.ws(), vec![builtin("quick"), builtin("slow")], TaskOptions::default()).unwrap();
     let (quick, slow) = (started[0].0.clone(), started[1].0.clone());
@@ -97,21 +108,7 @@ async fn choosing_while_another_attempt_runs_records_the_standing_a_follow_up_do
 /// (verified done, its files): stopped, it ends on that review, not as "cancelled" with nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attempt_sent_back_and_at_work_when_another_is_chosen_keeps_its_reviews_standing() {
-    let h = Harness::new(
-        rules(json!([
-            evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "try it once more"}), json!({"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}})),
-            agent(json!({"last_message_contains": "Created notes.md"}), json!({"text": DONE})),
-            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple"}}]})),
-        ])),
-        Setup::default(),
-    )
-    .await;
-    let git = |args: &[&str]| git_in(&h.ws(), args);
-    git(&["init", "-q", "-b", "main"]);
-    h.write("README.md", "hello\n");
-    git(&["add", "."]);
-    git(&["commit", "-qm", "init"]);
+    let h = in_a_repository(&[agent(json!({"last_message_contains": "try it once more"}), thinks_for_a_minute())]).await;
     let (group, started) = h.engine.start_attempts("create notes.md", &h.ws(), vec![builtin("one"), builtin("two")], TaskOptions::default()).unwrap();
     let (one, two) = (started[0].0.clone(), started[1].0.clone());
     until("both wait for their review", || [&one, &two].iter().all(|s| h.store.session(s).unwrap().status == SessionStatus::AwaitingReview)).await;
