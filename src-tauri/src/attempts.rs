@@ -75,12 +75,13 @@ pub async fn choose_attempt(
     tauri::async_runtime::spawn_blocking(move || engine.choose_attempt(&group, &session_id, landing)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
-/// Cancels every attempt of the group still running; how many were.
+/// Cancels every attempt of the group still running (one in another process is asked to stop);
+/// how many were.
 #[tauri::command]
 pub fn cancel_attempts(app: AppHandle, state: State<'_, AppState>, group: GroupId) -> Result<usize, Error> {
     let first =
         attempts::group_attempts(&state.store, &group)?.into_iter().next().map(|s| s.id).ok_or_else(|| Error::NotFound(format!("attempt group {group}")))?;
-    engine_for_session(&app, &state, &first, Need::Decision)?.cancel_group(&group)
+    Ok(engine_for_session(&app, &state, &first, Need::Decision)?.cancel_group(&group)?.iter().filter(|(_, stop)| stop.any()).count())
 }
 
 /// Chooses none: rejects every attempt of the group and removes their worktrees, once none is

@@ -169,12 +169,13 @@ pub fn unsubscribe_session(state: State<'_, AppState>, subscription: u64) -> boo
     state.end_subscription(subscription)
 }
 
-/// Cancels the session's run; a session left waiting by an earlier start of the app has no run
-/// here, and cancelling resolves what it waits for. Needs no settings: a broken provider never
+/// Cancels the session's run; one running in a terminal is stopped by asking that process; a
+/// session left waiting by an earlier start of the app has no run here, and cancelling resolves
+/// what it waits for. Needs no settings: a broken provider never
 /// keeps a task from being stopped.
 #[tauri::command]
 pub async fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
-    Ok(state.runtime.cancel(&state.data_dir, &session_id))
+    Ok(state.runtime.cancel(&state.data_dir, &session_id).any())
 }
 
 /// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.

@@ -74,13 +74,9 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
             let _ = handle.emit("history-changed", &session);
         }
     });
-    let store = state.store.clone();
-    tauri::async_runtime::spawn(async move {
-        loop {
-            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-            let _ = store.heartbeat();
-        }
-    });
+    // Leases kept alive, and a cancel asked from a terminal of a task the window runs heeded.
+    let runtime = state.runtime.clone();
+    tauri::async_runtime::spawn(async move { runtime.keep_alive() });
     // Sessions the CLI (or another app) starts and decides reach the sidebar and History too:
     // their changes are not broadcast in this process, so the history is looked at every two
     // seconds, and every list reloads when it moved.

@@ -1,9 +1,10 @@
 // The window a person keeps open: sessions in the sidebar updating live across two sessions,
 // a task run and approved with the keyboard alone (Ctrl+K), Esc while typing an answer not
-// cancelling the run, the reading position kept while text streams, and the Trust view.
+// cancelling the run, the reading position kept while text streams, the Trust view, and tasks
+// started in a terminal: shown in the sidebar, and cancelled from the window.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -130,4 +131,33 @@ test("a task started in a terminal shows under Waiting for you without a reload,
   const entry = await win.app.$('[data-testid="side-waiting"] [data-testid="side-session"][data-status="awaiting_review"]');
   await entry.click();
   await (await q('[data-testid="review-panel"]')).waitForDisplayed({ timeout: 10_000 });
+});
+
+test("a task running in a terminal is cancelled from the window: the terminal stops it and says so", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  const cli = spawn(path.join(repoRoot, "target/debug/finishline"), ["run", "think it over in a terminal", "--workspace", ws, "--base-url", win.fake.baseUrl, "--model", "fake-model", "--data-dir", appDataDir(win.home)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let said = "";
+  cli.stdout.on("data", (d) => (said += d));
+  cli.stderr.on("data", (d) => (said += d));
+  const exited = new Promise((resolve) => cli.on("exit", (code) => resolve(code)));
+  try {
+    const working = () => win.app.execute(() => document.querySelector('[data-testid="side-working"]')?.textContent ?? "");
+    await win.app.waitUntil(async () => /in a terminal/.test(await working()), { timeout: 20_000, timeoutMsg: "the terminal's running task never reached Working" });
+    const id = await win.app.execute(
+      () => [...document.querySelectorAll('[data-testid="side-working"] [data-testid="side-session"]')].find((e) => /in a terminal/.test(e.textContent ?? ""))?.getAttribute("data-session") ?? "",
+    );
+    assert.ok(id, "the terminal's task has an entry under Working");
+    await (await q(`[data-testid="side-session"][data-session="${id}"]`)).click();
+    await (await q('[data-testid="cancel"]')).waitForDisplayed({ timeout: 10_000, timeoutMsg: "no Cancel for a task running in a terminal" });
+    await (await q('[data-testid="cancel"]')).click();
+    const code = await Promise.race([exited, sleep(15_000).then(() => "still running after 15 s")]);
+    assert.equal(code, 5, `the terminal's run ends cancelled: ${said}`);
+    assert.match(said, /cancelled: asked from another terminal or the window/, "the terminal says who stopped it");
+    await waitStatus("cancelled", 10_000);
+    await shot(win.app, "cancelled-from-the-window");
+  } finally {
+    cli.kill();
+  }
 });

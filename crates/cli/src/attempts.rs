@@ -44,6 +44,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };
     let sessions: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
+    engine.keep_alive();
     // Stopped by the person: nothing is decided for them afterwards, not even an attempt that
     // had reached its review before (`--review approve` would have landed it).
     let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -143,7 +144,6 @@ async fn follow_all(
     let mut seen: HashMap<SessionId, u64> = sessions.iter().map(|s| (s.clone(), 0)).collect();
     let mut quiet_rounds = 0;
     loop {
-        let _ = store.heartbeat();
         for sid in sessions {
             let after = seen[sid];
             let Ok(events) = store.events(sid, after) else { continue };
@@ -209,10 +209,9 @@ async fn follow_all(
                         humanln!("[{who}] ended {} · {} file(s) changed", end_reason.as_str(), files_changed.len())
                     }
                     EngineEvent::Error { message, .. } => humanln!("[{who}] error: {message}"),
-                    EngineEvent::StatusChanged { status: SessionStatus::Failed, message, .. } => {
-                        humanln!("[{who}] failed{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
+                    EngineEvent::StatusChanged { status: status @ (SessionStatus::Failed | SessionStatus::Cancelled), message, .. } => {
+                        humanln!("[{who}] {}{}", status.as_str(), message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())
                     }
-                    EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => humanln!("[{who}] cancelled"),
                     _ => {}
                 }
             }
@@ -485,44 +484,6 @@ fn at_place(k: usize, r: &GroupRanking) -> Result<SessionId, String> {
     }
 }
 
-/// The attempts a run in another process is at work on (running, or waiting there on a
-/// permission), which `here` does not run: only that process can stop them.
-/// `all`: each attempt's session, status and label.
-fn at_work_elsewhere(all: &[(SessionId, SessionStatus, String)], here: impl Fn(&SessionId) -> bool) -> Vec<String> {
-    all.iter().filter(|(id, status, _)| status.at_work() && !here(id)).map(|(_, _, label)| label.clone()).collect()
-}
-
-/// `sessions attempts G --cancel`. Attempts run in the process that started them (`run
-/// --attempts`, or the window): this one has none of its own, so it says where those still
-/// running are stopped.
-fn cancel_group(engine: &Engine, group: &GroupId, json: bool) -> u8 {
-    match (engine.cancel_group(group), engine.attempts(group)) {
-        (Ok(n), Ok(all)) => {
-            let all: Vec<_> = all.into_iter().map(|s| (s.id.clone(), s.status, s.attempt.map_or(s.id.to_string(), |a| a.label))).collect();
-            let elsewhere = at_work_elsewhere(&all, |s| engine.is_running(s));
-            if n > 0 {
-                errln!("{n} attempt(s) cancelled.");
-            }
-            match elsewhere.as_slice() {
-                [] if n == 0 => {
-                    errln!("No attempt of this group is running.");
-                    exit::OK
-                }
-                [] => exit::OK,
-                names => fail(
-                    exit::USAGE,
-                    json,
-                    &format!(
-                        "{} still running in another terminal or the window, which only that process can stop: press Ctrl+C there, or Cancel in the window",
-                        names.join(", ")
-                    ),
-                ),
-            }
-        }
-        (Err(e), _) | (_, Err(e)) => fail(exit::USAGE, json, &e.to_string()),
-    }
-}
-
 /// `finishline sessions attempts GROUP [--choose N|SESSION | --cancel | --reject | --compare]`.
 pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: bool, compare: bool, opts: RunOptions) -> u8 {
     let json = opts.common.json;
@@ -533,7 +494,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     };
     let group = GroupId(group);
     if cancel {
-        return cancel_group(&engine, &group, json);
+        return tokio::task::block_in_place(|| crate::cancel::group(&engine, &store, &group, json));
     }
     if reject {
         let outcome = tokio::task::block_in_place(|| engine.reject_group(&group, DecidedBy::Person));
@@ -769,14 +730,6 @@ fn discarded_words(labels: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_attempt_waiting_on_a_permission_in_another_process_is_named_as_at_work_there() {
-        let summary = |id: &str, status: SessionStatus| (SessionId(id.into()), status, id.to_string());
-        let all = [summary("asking", SessionStatus::AwaitingApproval), summary("busy", SessionStatus::Busy), summary("done", SessionStatus::AwaitingReview)];
-        assert_eq!(at_work_elsewhere(&all, |_| false), ["asking", "busy"]);
-        assert_eq!(at_work_elsewhere(&all, |s| s.as_str() == "busy"), ["asking"], "one this process runs, it cancelled");
-    }
 
     #[test]
     fn the_words_of_a_choice_say_only_what_went_and_name_what_stayed() {

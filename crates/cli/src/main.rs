@@ -3,6 +3,7 @@
 //! 3 rejected, 4 failed, 5 cancelled, 6 stopped waiting for a person.
 
 mod attempts;
+mod cancel;
 mod config;
 mod hint;
 mod output;
@@ -196,7 +197,7 @@ enum SessionsCommand {
         /// the others.
         #[arg(long, value_name = "RANK|SESSION")]
         choose: Option<String>,
-        /// Cancel every attempt still running.
+        /// Cancel every attempt still running, here or in another terminal or the window.
         #[arg(long, conflicts_with = "choose")]
         cancel: bool,
         /// Choose none: reject every attempt and remove their worktrees.
@@ -210,8 +211,9 @@ enum SessionsCommand {
         #[command(flatten, next_help_heading = "For the comparison and the landing (--compare, --choose)")]
         opts: RunOptions,
     },
-    /// Cancel a session left waiting for you (its plan's go-ahead, a permission or a question).
-    /// A task that is running is cancelled where it runs: Ctrl+C in its terminal, or the window.
+    /// Cancel a session: one running in another terminal or the window is stopped there (this
+    /// waits until it has), and one left waiting for you (its plan's go-ahead, a permission or a
+    /// question) has what it waits for cancelled.
     Cancel {
         id: String,
         #[command(flatten)]
@@ -516,7 +518,7 @@ fn main() -> ExitCode {
                         run::run(run::Start::Resume(id, message), opts).await
                     }
                 },
-                SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::cancel(&id, &common)),
+                SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| cancel::session(&id, &common)),
                 SessionsCommand::Discard { id, keep_branch, common } => {
                     sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::discard(&id, keep_branch, &common))
                 }

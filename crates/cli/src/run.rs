@@ -291,15 +291,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
 async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts: &RunOptions, after: u64, interactive: bool) -> u8 {
     let json = opts.common.json;
     let sid = sid.clone();
-    {
-        let store = store.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(5)).await;
-                let _ = store.heartbeat();
-            }
-        });
-    }
+    engine.keep_alive();
     tokio::spawn(stop_on_signal(engine.clone(), sid.clone()));
     let mut view = View::new(json, after);
     let mut events = Box::pin(store.subscribe(sid.clone(), after));

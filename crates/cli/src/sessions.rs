@@ -295,39 +295,6 @@ pub(crate) const MIN_PREFIX: usize = 8;
 /// The fewest characters of an id taken as its end: the six a task's worktree and branch show.
 pub(crate) const MIN_END: usize = 6;
 
-/// Ends a session that waits for the person, left so by a process that is gone.
-pub fn cancel(id: &str, common: &Common) -> u8 {
-    let store = match open(common) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let sid = SessionId(id.into());
-    match finishline_engine::agent::cancel_waiting(&store, &config::data_dir(common), &sid) {
-        Ok(true) => {
-            outln!("Cancelled {id}: nothing more runs in it; its history stays.");
-            exit::OK
-        }
-        Ok(false) if store.session(&sid).is_ok_and(|s| s.status == finishline_engine::domain::SessionStatus::AwaitingReview) => crate::run::fail(
-            exit::USAGE,
-            common.json,
-            &format!(
-                "{id} waits for your review, which cancelling does not answer: decide it with `{}`, `--reject` or `--request-changes \"what to change\"`",
-                crate::hint::command(&format!("sessions review {id} --approve"))
-            ),
-        ),
-        Ok(false) => {
-            let status = store.session(&sid).map(|s| s.status.as_str()).unwrap_or("unknown");
-            crate::run::fail(
-                exit::USAGE,
-                common.json,
-                &format!("{id} is not waiting for you (it is {status}), so there is nothing to cancel here; a running task is cancelled where it runs (Ctrl+C in its terminal, or the window)"),
-            )
-        }
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
-        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
-    }
-}
-
 /// `sessions discard`: an ended task's worktree and branch removed, recorded as rejected.
 pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
     let store = match open(common) {

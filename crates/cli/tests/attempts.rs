@@ -1294,34 +1294,41 @@ fn worktree_of(e: &Env, session: &str) -> PathBuf {
     PathBuf::from(row["work_dir"].as_str().unwrap_or_else(|| panic!("a worktree: {row}")))
 }
 
-/// Choosing one attempt while another runs in a process this one cannot stop (another terminal,
-/// the window) is refused: removing its worktree would pull the folder from under its run.
+/// Choosing one attempt while another runs in another process (another terminal, the window)
+/// is refused: removing its worktree would pull the folder from under its run. Cancelling the
+/// group from here asks that process to stop it; then the choice goes through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn choosing_while_another_attempt_runs_elsewhere_is_refused_and_its_worktree_stays() {
+async fn choosing_while_another_attempt_runs_elsewhere_is_refused_until_cancelling_from_here_stops_it() {
     let (server, e, r, url) = serving(one_waits_one_thinks()).await;
     let (child, group, a, b) = a_waits_while_b_runs(&server, &e, &r, &url).await;
     let b_folder = worktree_of(&e, &b);
-    let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &r.to_string_lossy()], &e.data);
+    let ws = r.to_string_lossy().into_owned();
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &ws], &e.data);
     let said = String::from_utf8_lossy(&chosen.stderr).to_string();
-    // Cancelling from here cannot stop b: it says where b is stopped, and does not exit as done.
-    let cancel = finishline(&["sessions", "attempts", &group, "--cancel"], &e.data);
-    let cancel_said = String::from_utf8_lossy(&cancel.stderr).to_string();
     // The group's export meanwhile says b runs, and ranks nobody before every attempt has ended.
     let md = String::from_utf8_lossy(&finishline(&["sessions", "export", &group], &e.data).stdout).to_string();
-    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
-    let _ = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(chosen.status.code(), Some(2), "refused: {said}");
+    assert!(said.contains("still running") && said.contains(&format!("sessions attempts {group} --cancel")), "it says what runs and how to stop it: {said}");
     assert!(md.contains(&format!("- –. Finishline's agent (b) (`{b}`) · still running")), "{md}");
     assert!(md.contains(&format!("- –. Finishline's agent (a) (`{a}`)\n")), "no place yet, and no reason for one: {md}");
     assert!(!md.contains("rejected by you"), "nobody rejected anything: {md}");
-    assert_eq!(cancel.status.code(), Some(2), "{cancel_said}");
-    assert!(
-        cancel_said.contains("Finishline's agent (b) still running in another terminal or the window") && cancel_said.contains("Ctrl+C there"),
-        "{cancel_said}"
-    );
-    assert_eq!(chosen.status.code(), Some(2), "refused: {said}");
-    assert!(said.contains("still running") && said.contains("cancel"), "it says what runs and how to stop it: {said}");
     assert!(b_folder.join("slow.txt").exists(), "the running attempt's worktree is left as it was");
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "1", "nothing landed");
+
+    // Cancelled from here: the process running b stops it, and this one says so once it has.
+    let (data, g) = (e.data.clone(), group.clone());
+    let cancel = tokio::task::spawn_blocking(move || finishline(&["sessions", "attempts", &g, "--cancel"], &data)).await.unwrap();
+    let cancel_said = String::from_utf8_lossy(&cancel.stderr).to_string();
+    let ran = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let ran_said = String::from_utf8_lossy(&ran.stdout).to_string() + &String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(cancel.status.code(), Some(0), "{cancel_said}");
+    assert!(cancel_said.contains("1 attempt cancelled in another terminal or the window"), "{cancel_said}");
+    assert!(ran_said.contains("cancelled: asked from another terminal or the window"), "the terminal that ran it says who stopped it: {ran_said}");
+    assert!(b_folder.join("slow.txt").exists(), "a cancelled attempt's worktree keeps what it wrote");
+    let chosen = finishline(&["sessions", "attempts", &group, "--choose", &a, "--workspace", &ws], &e.data);
+    assert_eq!(chosen.status.code(), Some(0), "{}", String::from_utf8_lossy(&chosen.stderr));
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "a landed");
+    assert_eq!(worktrees(&r), 1, "no worktree is left");
 }
 
 /// A set-aside attempt the person sends on while the choice is still putting it away keeps what

@@ -602,7 +602,11 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
     assert!(listed.contains("cancelled"), "the cancelled plan is listed as cancelled: {listed}");
     let twice = finishline(&["sessions", "cancel", &id], &data);
     assert_eq!(twice.status.code(), Some(2), "a session that no longer waits has nothing to cancel, and says so");
-    assert!(String::from_utf8_lossy(&twice.stderr).contains("not waiting"), "{}", String::from_utf8_lossy(&twice.stderr));
+    assert!(
+        String::from_utf8_lossy(&twice.stderr).contains("nothing in it runs or waits, so there is nothing to cancel"),
+        "{}",
+        String::from_utf8_lossy(&twice.stderr)
+    );
 }
 
 /// `finishline … | head -1`: once the reader has gone, a run stops as Ctrl-C stops it (recorded
@@ -1270,8 +1274,45 @@ async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(out.status.code(), Some(2), "{said}");
-    assert!(said.contains("still running") && said.contains("Ctrl+C in its terminal"), "names where it is stopped: {said}");
+    assert!(said.contains("still running") && said.contains("`sessions cancel`"), "names how it is stopped: {said}");
     assert!(!said.contains("cancel it first"), "{said}");
+}
+
+/// A task running in another terminal (or the window) is cancelled from here: `sessions cancel`
+/// asks the process that runs it, which stops it as its own Ctrl+C would, and says so once it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_cancel_stops_a_task_running_in_another_terminal() {
+    let slow: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "Thinking it over.", "fault": {"type": "stall_after", "frames": 1, "ms": 60000}}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(slow).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+        if let Some(id) = rows.first().filter(|r| r["status"] == "busy").and_then(|r| r["id"].as_str()) {
+            break id.to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "the run started: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (data, sid) = (e.data.clone(), id.clone());
+    let asked = std::time::Instant::now();
+    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "cancel", &sid], &data)).await.unwrap();
+    let took = asked.elapsed();
+    let ran = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let ran_said = String::from_utf8_lossy(&ran.stdout).to_string() + &String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("Cancelled {id}")) && said.contains("another terminal or the window"), "says it stopped, and where it ran: {said}");
+    assert!(took < Duration::from_secs(10), "it waited for the stop, not for the task ({took:?})");
+    assert_eq!(ran.status.code(), Some(5), "the terminal running it ends as its own Ctrl+C ends it: {ran_said}");
+    assert!(ran_said.contains("cancelled: asked from another terminal or the window"), "that terminal says who stopped it: {ran_said}");
+    let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert_eq!(rows[0]["status"], "cancelled", "{rows:?}");
 }
 
 /// `sessions resume ID --provider openai` on a session that ran against a server on this machine

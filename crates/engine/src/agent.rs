@@ -142,7 +142,31 @@ struct Live {
     landings: HashMap<SessionId, Vec<(u64, CancellationToken)>>,
     /// The next landing's number, telling its entry apart from another of the same session.
     next_landing: u64,
+    /// Runs stopped because another process asked: their end says so.
+    asked_elsewhere: std::collections::HashSet<SessionId>,
 }
+
+/// What a cancel did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Its run here stopped, or what it waited for was cancelled.
+    Stopped,
+    /// Another process (a terminal, a second window) runs it, and was asked to stop it: it does
+    /// within a second or so, as its own Cancel would.
+    Asked(crate::store::RunsElsewhere),
+    /// Nothing of it was running or waiting.
+    Nothing,
+}
+
+impl Stop {
+    /// Whether anything was stopped, or asked to stop.
+    pub fn any(&self) -> bool {
+        *self != Stop::Nothing
+    }
+}
+
+/// Why a run stopped by [`Runtime::heed_cancel_asks`] ended, in its history and its terminal.
+pub const ASKED_ELSEWHERE: &str = "asked from another terminal or the window";
 
 /// An approve's landing while it may still be stopped; forgotten when it ends.
 pub(crate) struct LandingStop {
@@ -179,6 +203,8 @@ pub struct Runtime {
     /// `background`, and a front end that exits on seeing it recorded (the CLI, when a run's
     /// auto-approval lands) must wait for that work too.
     deciding: (Mutex<usize>, Condvar),
+    /// Whether [`Runtime::keep_alive`] started.
+    kept_alive: std::sync::atomic::AtomicBool,
 }
 
 /// A decision under way, for as long as it lives; see [`Runtime::deciding`].
@@ -194,7 +220,13 @@ impl Drop for Deciding<'_> {
 
 impl Runtime {
     pub fn new(store: Arc<Store>) -> Arc<Runtime> {
-        Arc::new(Runtime { store, live: Mutex::new(Live::default()), background: Mutex::new(Vec::new()), deciding: (Mutex::new(0), Condvar::new()) })
+        Arc::new(Runtime {
+            store,
+            live: Mutex::new(Live::default()),
+            background: Mutex::new(Vec::new()),
+            deciding: (Mutex::new(0), Condvar::new()),
+            kept_alive: std::sync::atomic::AtomicBool::new(false),
+        })
     }
 
     /// Marks a decision under way until the returned guard is dropped.
@@ -267,19 +299,72 @@ impl Runtime {
     /// `cancelled`. No settings are needed for either.
     /// A plan cancelled before its go-ahead leaves its worktree unused: it goes in the background
     /// (recorded first, so a quit before it is done leaves it to the next start's sweep).
-    pub fn cancel(&self, data_dir: &Path, session: &SessionId) -> bool {
+    /// A run another process is at work on (a terminal, a second window) is stopped by asking
+    /// that process, which looks every second ([`Runtime::keep_alive`]).
+    pub fn cancel(&self, data_dir: &Path, session: &SessionId) -> Stop {
         // A run, and an approve landing from it (auto-approve's): both stop.
         let run = self.live().cancels.get(session).map(|(_, c)| c.cancel()).is_some();
         if self.stop_landing(session) || run {
-            return true;
+            return Stop::Stopped;
         }
-        let Ok((cancelled, unused)) = end_waiting(&self.store, session) else { return false };
+        if let Ok(Some(elsewhere)) = self.store.ask_to_cancel(session) {
+            return Stop::Asked(elsewhere);
+        }
+        let Ok((cancelled, unused)) = end_waiting(&self.store, session) else { return Stop::Nothing };
         if let Some(wt) = unused {
             let (store, data_dir, session) = (self.store.clone(), data_dir.to_path_buf(), session.clone());
             let job = std::thread::spawn(move || decision::remove_recorded(&store, &data_dir, &session, &wt, true));
             self.background.lock().unwrap_or_else(|p| p.into_inner()).push(job);
         }
-        cancelled
+        if cancelled {
+            Stop::Stopped
+        } else {
+            Stop::Nothing
+        }
+    }
+
+    /// Stops the runs of this process that another one asked to stop ([`Store::ask_to_cancel`]).
+    /// Nothing is read while nothing runs here.
+    pub fn heed_cancel_asks(&self) {
+        if self.live().cancels.is_empty() {
+            return;
+        }
+        let Ok(asked) = self.store.cancels_asked() else { return };
+        for session in asked {
+            let mut live = self.live();
+            if let Some((_, c)) = live.cancels.get(&session) {
+                c.cancel();
+                live.asked_elsewhere.insert(session.clone());
+            }
+            drop(live);
+            let _ = self.store.cancel_heeded(&session);
+        }
+    }
+
+    /// Why the run of `session` was cancelled, when not by this process's own front end: said
+    /// once, by the run that ends.
+    pub(crate) fn why_cancelled(&self, session: &SessionId) -> Option<String> {
+        self.live().asked_elsewhere.remove(session).then(|| ASKED_ELSEWHERE.to_string())
+    }
+
+    /// Keeps this process's leases alive (every five seconds) and heeds asks from other
+    /// processes to cancel its runs (every second), for as long as the runtime lives. Started
+    /// once however often it is called: each front end calls it where its runs begin.
+    pub fn keep_alive(self: &Arc<Self>) {
+        if self.kept_alive.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let runtime = Arc::downgrade(self);
+        tokio::spawn(async move {
+            for tick in 1u64.. {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let Some(rt) = runtime.upgrade() else { return };
+                rt.heed_cancel_asks();
+                if tick % 5 == 0 {
+                    let _ = rt.store.heartbeat();
+                }
+            }
+        });
     }
 }
 
@@ -487,7 +572,7 @@ impl Engine {
                                 attempt: None,
                                 max_retries: None,
                                 next_retry_at: None,
-                                message: None,
+                                message: engine.runtime.why_cancelled(&session),
                             },
                         ],
                     );
@@ -523,8 +608,13 @@ impl Engine {
     }
 
     /// [`Runtime::cancel`].
-    pub fn cancel(&self, session: &SessionId) -> bool {
+    pub fn cancel(&self, session: &SessionId) -> Stop {
         self.runtime.cancel(&self.config.data_dir, session)
+    }
+
+    /// [`Runtime::keep_alive`].
+    pub fn keep_alive(&self) {
+        self.runtime.keep_alive()
     }
 
     /// [`Runtime::stop_landing`].
@@ -721,7 +811,7 @@ pub struct TaskOptions {
 fn may_start(status: SessionStatus) -> Result<()> {
     if status.is_running() {
         return Err(Error::InvalidInput(
-            "the session is still running; wait for it to end, or stop it where it runs (Cancel in the window, Ctrl+C in its terminal)".into(),
+            "the session is still running; wait for it to end, or cancel it (Cancel in the window, `sessions cancel` in a terminal)".into(),
         ));
     }
     if status == SessionStatus::AwaitingReview {
@@ -750,6 +840,8 @@ impl Drop for RunEnd {
         let mut live = self.engine.live();
         if live.cancels.get(&self.session).is_some_and(|(r, _)| *r == run) {
             live.cancels.remove(&self.session);
+            // An ask that came as the run ended on its own is not a later run's reason.
+            live.asked_elsewhere.remove(&self.session);
         }
     }
 }

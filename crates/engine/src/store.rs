@@ -27,7 +27,7 @@ use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
 
-pub use lease::LeaseOwner;
+pub use lease::{LeaseOwner, RunsElsewhere};
 pub use search::SearchHit;
 pub use sessions::{ListQuery, SessionSummary, Shown, Tokens};
 

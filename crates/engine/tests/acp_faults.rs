@@ -358,7 +358,7 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     first_text(&h, &sid).await;
     let (agent, child) = pids(&s);
     let asked = std::time::Instant::now();
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
     assert!(h.store.session(&sid).unwrap().tokens.agent > 0, "History counts what the cancelled turn wrote, as an estimate, not 0");

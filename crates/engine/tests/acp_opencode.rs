@@ -202,7 +202,7 @@ async fn cancel_in_the_middle_of_opencodes_turn_ends_the_session_cancelled_at_on
         }
     }
     let asked = std::time::Instant::now();
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(std::time::Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::Cancelled, "{}", story(&o));

@@ -333,7 +333,7 @@ async fn cancel_while_streaming_ends_cancelled_and_nothing_follows() {
         }
     }
     assert!(h.engine.is_running(&sid), "a streaming run is running: closing the window must ask first");
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel stops the run quickly").unwrap();
     assert!(!h.engine.is_running(&sid), "a cancelled run is over: the window may close without asking");
     let events = h.store.events(&sid, 0).unwrap();
@@ -357,7 +357,7 @@ async fn a_task_cancelled_while_streaming_counts_the_tokens_it_was_shown_as_an_e
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(5), handle).await.expect("cancel stops the run quickly").unwrap();
     let events = h.store.events(&sid, 0).unwrap();
     let usage = events
@@ -847,7 +847,7 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(h.engine.cancel(&o.session), "there was something to stop");
+    assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped, "there was something to stop");
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
     assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
     assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
@@ -894,7 +894,7 @@ async fn approving_again_after_the_checks_on_a_moved_branch_failed_or_stopped_ru
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(h.engine.cancel(&o.session));
+    assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped);
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
     assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
     std::fs::remove_file(&slow).unwrap();
@@ -940,7 +940,7 @@ async fn stop_while_auto_approve_lands_stops_the_landing_too() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     let asked = std::time::Instant::now();
     while !seen(&|e| matches!(e, EngineEvent::LandingBlocked { reason: LandingBlock::Stopped, .. })) {
         assert!(asked.elapsed() < Duration::from_secs(20), "the landing stopped at once");

@@ -258,7 +258,7 @@ async fn the_runtime_stops_a_live_run_without_any_settings() {
     let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
     while !matches!(futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event, EngineEvent::PermissionRequested { .. }) {}
     let runtime = h.engine.runtime().clone();
-    assert!(runtime.cancel(&h.engine.config.data_dir, &sid));
+    assert_eq!(runtime.cancel(&h.engine.config.data_dir, &sid), finishline_engine::agent::Stop::Stopped);
     handle.await.unwrap();
     assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::Cancelled);
     assert!(runtime.running().is_empty());

@@ -209,7 +209,7 @@ async fn cancel_ends_a_run_while_an_mcp_server_is_still_starting() {
     let (sid, handle) = h.engine.start_session("anything", &h.ws()).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let asked = std::time::Instant::now();
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(std::time::Duration::from_secs(5), handle).await.expect("cancel does not wait for the server's start-up").unwrap();
     assert!(asked.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(h.store.session(&sid).unwrap().status, SessionStatus::Cancelled);
@@ -227,7 +227,7 @@ async fn a_run_waiting_for_a_slow_mcp_server_says_which_and_how_long_at_most() {
     let h = Harness::new(scn, Setup { mcp: Some(servers.clone()), ..Default::default() }).await;
     let (sid, handle) = h.engine.start_session("anything", &h.ws()).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(std::time::Duration::from_secs(5), handle).await.unwrap().unwrap();
     let waits: Vec<String> = h
         .store

@@ -277,7 +277,7 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
         assert!(t.elapsed() < Duration::from_secs(30), "step 2's answer streams");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert!(h.engine.cancel(&sid), "step 2 is running and can be stopped");
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped, "step 2 is running and can be stopped");
     tokio::time::timeout(Duration::from_secs(20), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::Cancelled);
@@ -396,7 +396,7 @@ async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
             .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingApproval);
-    assert!(h.engine.cancel(&o.session), "Cancel answers a waiting plan");
+    assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped, "Cancel answers a waiting plan");
     let o = h.outcome(&o.session);
     assert_eq!(o.status, SessionStatus::Cancelled);
     let plan = PlanState::from_events(&o.events).unwrap();
@@ -998,7 +998,7 @@ async fn a_step_continued_after_the_plans_budget_is_spent_makes_no_further_call(
         assert!(t.elapsed() < Duration::from_secs(30), "step 4's answer streams");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(20), handle).await.unwrap().unwrap();
     let before = h.outcome(&sid).calls_of(RequestKind::Agent);
     let handle = h.engine.send_message(&sid, "").unwrap();

@@ -194,7 +194,7 @@ async fn cancelling_a_session_left_waiting_after_a_restart_cancels_its_request()
     handle.abort();
     let _ = handle.await;
     let (store2, engine2) = restart(&h);
-    assert!(engine2.cancel(&sid), "cancel finds the stranded session");
+    assert_eq!(engine2.cancel(&sid), finishline_engine::agent::Stop::Stopped, "cancel finds the stranded session");
     assert_eq!(store2.session(&sid).unwrap().status, SessionStatus::Cancelled);
     assert_eq!(store2.request_state(&request_id).unwrap().unwrap().2.as_deref(), Some("cancelled"), "its request is resolved as cancelled, not denied");
     assert!(h.read("ran.txt").is_none());
@@ -211,7 +211,7 @@ async fn cancel_during_a_question_is_recorded_as_cancelled_not_declined() {
     let EngineEvent::QuestionAsked { request_id, .. } = wait_for(&h.store, &sid, |e| matches!(e, EngineEvent::QuestionAsked { .. })).await else {
         unreachable!()
     };
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(10), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
     assert_eq!(o.status, SessionStatus::Cancelled);

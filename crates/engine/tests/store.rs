@@ -570,7 +570,7 @@ fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgr
         sid
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 13;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 13;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&sid).unwrap().audit_findings, 1);
@@ -805,7 +805,10 @@ fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected(
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET group_id = 'g1' WHERE id IN (?1, ?2, ?3, ?4)", [&aside.0, &refused.0, &legacy.0, &put_away.0]).unwrap();
-    conn.execute_batch("ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 14;").unwrap();
+    conn.execute_batch(
+        "ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 14;",
+    )
+    .unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&aside).unwrap().occasion, Some(DecisionOccasion::AnotherAttemptChosen), "learnt from its events");
@@ -1034,7 +1037,7 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
          ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
          DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
          ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; ALTER TABLE sessions DROP COLUMN approvals;
-         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 7;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);
@@ -1239,7 +1242,7 @@ fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_
     };
     // The same history as a build before the count wrote it: the upgrade counts what was approved.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 10;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 10;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
@@ -1331,7 +1334,7 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
     // The same history as a build before wrote it, naming the deleted branch too.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET branch = 'finishline/a-landed' WHERE id = ?1", [&landed.0]).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 11;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 11;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&landed).unwrap().branch, None);
@@ -1353,7 +1356,7 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user';
-         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; PRAGMA user_version = 12;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 12;",
     )
     .unwrap();
     assert!(
@@ -1562,4 +1565,81 @@ fn a_decided_group_keeps_its_places_while_an_attempt_continued_after_the_choice_
     assert_eq!(after.chosen.as_ref(), Some(&ids[0]));
     assert_eq!(after.places, before.places, "the places it was chosen in");
     assert!(after.all_ended, "the standing shown is one in which every attempt had ended");
+}
+
+/// A cancel asked from another process (a terminal, while the window runs the task) reaches the
+/// process whose lease holds the session, only while its run is at work, and once: the run's end
+/// takes the ask with it, so a later run of the session is not stopped by it.
+#[test]
+fn a_cancel_asked_from_another_process_reaches_the_one_running_the_session_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let app = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let cli = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, _) = app.create_session(&new_session("runs in the window")).unwrap();
+    assert_eq!(cli.ask_to_cancel(&sid).unwrap(), None, "nothing is at work on it");
+    let run = RunId::new();
+    app.acquire_lease(&sid, &run).unwrap();
+    app.append(&sid, Some(&run), status(SessionStatus::Busy)).unwrap();
+    assert_eq!(app.ask_to_cancel(&sid).unwrap(), None, "a process stops its own runs itself: it asks nobody");
+    let asked = cli.ask_to_cancel(&sid).unwrap().expect("the window is asked");
+    assert_eq!(asked.pid, std::process::id());
+    assert!(cli.cancels_asked().unwrap().is_empty(), "the asking process has nothing to stop");
+    assert_eq!(app.cancels_asked().unwrap(), vec![sid.clone()]);
+    app.cancel_heeded(&sid).unwrap();
+    assert!(app.cancels_asked().unwrap().is_empty(), "heeded, it is not asked again");
+    // Asked as the run ends on its own: the end takes the ask with it.
+    assert!(cli.ask_to_cancel(&sid).unwrap().is_some());
+    app.append(&sid, Some(&run), status(SessionStatus::AwaitingReview)).unwrap();
+    assert!(app.cancels_asked().unwrap().is_empty(), "a later run of the session is not stopped by it");
+    assert_eq!(cli.ask_to_cancel(&sid).unwrap(), None, "a review waiting has no run to stop");
+    let missing = cli.ask_to_cancel(&SessionId("ses_nobody".into())).unwrap_err();
+    assert_eq!(missing.code(), finishline_engine::ErrorCode::NotFound);
+}
+
+/// A session another process runs (a task started in a terminal, opened in the window) reaches
+/// a subscriber here as it goes: its events are not broadcast in this process, so they are read
+/// back from the history, in order and once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_sees_what_another_process_appends_as_it_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let app = Arc::new(Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap());
+    let cli = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let (sid, _) = cli.create_session(&new_session("runs in a terminal")).unwrap();
+    cli.append(&sid, None, status(SessionStatus::Busy)).unwrap();
+    let mut sub = Box::pin(app.subscribe(sid.clone(), 0));
+    let mut seen = Vec::new();
+    while let Some(e) = within_seconds(&mut sub).await {
+        seen.push(e.seq);
+        if matches!(e.event, EngineEvent::StatusChanged { status: SessionStatus::Busy, .. }) {
+            break;
+        }
+    }
+    let m = MessageId::new();
+    for t in ["Thinking ", "it ", "over."] {
+        cli.append(&sid, None, delta(&m, t)).unwrap();
+    }
+    cli.append(&sid, None, status(SessionStatus::Cancelled)).unwrap();
+    let mut text = String::new();
+    let mut ended = false;
+    while let Some(e) = within_seconds(&mut sub).await {
+        seen.push(e.seq);
+        match e.event {
+            EngineEvent::TextDelta { text: t, .. } => text.push_str(&t),
+            EngineEvent::StatusChanged { status: SessionStatus::Cancelled, .. } => {
+                ended = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(ended, "the terminal's run ending reaches this process: {seen:?}");
+    assert_eq!(text, "Thinking it over.");
+    assert!(seen.windows(2).all(|w| w[1] == w[0] + 1), "in order, once each: {seen:?}");
+}
+
+/// The stream's next event, if one comes within five seconds.
+async fn within_seconds<S: futures_util::Stream<Item = finishline_engine::Result<Envelope>> + Unpin>(sub: &mut S) -> Option<Envelope> {
+    tokio::time::timeout(Duration::from_secs(5), sub.next()).await.ok().flatten().map(|e| e.unwrap())
 }

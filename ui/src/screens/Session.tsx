@@ -456,6 +456,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           <div className="divider">
             {item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
             {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
+            {item.why ? ` — ${item.why}` : ""}
           </div>
           {item.endReason === "conversation_unchecked" && (
             <p className="muted small" data-testid="unchecked-note">

@@ -68,7 +68,7 @@ export type Item =
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
-  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck }
+  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck; why?: string }
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn"; times?: number }
@@ -334,12 +334,18 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.endReason = undefined;
       next.lastErrorCode = undefined;
       break;
-    case "status_changed":
+    case "status_changed": {
       next.status = e.status;
       next.statusMessage = e.message;
+      // A run cancelled from elsewhere (a terminal asked the process running it) says so on its
+      // end; a failure's words have their own card.
+      const last = next.items.length - 1;
+      const end = next.items[last];
+      if (e.status === "cancelled" && e.message && end?.kind === "run_end") next.items[last] = { ...end, why: e.message };
       next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, of: e.max_retries, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;
+    }
     case "step_started": {
       next.step = e.step;
       // "Cycle n/max" from the first step: the run's budget comes with every step.

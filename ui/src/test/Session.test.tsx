@@ -128,6 +128,20 @@ describe("Session view", () => {
     expect(screen.getByTestId("unchecked-note")).toHaveTextContent("The evaluator gave no usable answer, so whether the agent only talked where it should have acted (or claimed work it did not do) was not checked.");
   });
 
+  it("says who cancelled a run from elsewhere: a terminal asked the window's run to stop", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "think it over", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled", message: "asked from another terminal or the window" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const end = await screen.findByText(/Run ended/);
+    await waitFor(() => expect(end).toHaveTextContent("Run ended: Cancelled — asked from another terminal or the window"));
+  });
+
   it("shows the live timeline: progress, streamed text, tool card and a continuation card that is not the user's", async () => {
     script(running());
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);

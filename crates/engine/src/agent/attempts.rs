@@ -274,8 +274,9 @@ impl Engine {
             };
             return Err(Error::InvalidInput(format!("{} cannot be chosen: {why}", mine.evidence.label)));
         };
-        // An attempt running in another process (a terminal, the window) cannot be stopped from
-        // here, and putting it away would pull its worktree from under its run.
+        // An attempt running in another process (a terminal, the window) stops only once that
+        // process heeds the ask, and putting it away before would pull its worktree from under
+        // its run: the person cancels it first.
         let elsewhere: Vec<&str> = ranked
             .ranking
             .iter()
@@ -284,7 +285,7 @@ impl Engine {
             .collect();
         if !elsewhere.is_empty() {
             return Err(Error::InvalidInput(format!(
-                "{} still running in another window or terminal: cancel it there (or wait for its review), then choose",
+                "{} still running in another window or terminal: cancel it (`finishline sessions attempts {group} --cancel`, or Cancel in the window) or wait for its review, then choose",
                 elsewhere.join(", ")
             )));
         }
@@ -311,15 +312,10 @@ impl Engine {
         Ok(outcome)
     }
 
-    /// Stops every attempt of the group still running; how many were.
-    pub fn cancel_group(&self, group: &GroupId) -> Result<usize> {
-        let mut n = 0;
-        for s in self.attempts(group)? {
-            if s.status.at_work() && self.cancel(&s.id) {
-                n += 1;
-            }
-        }
-        Ok(n)
+    /// Stops every attempt of the group still at work, here or by asking the process running it;
+    /// each of those, with what was done.
+    pub fn cancel_group(&self, group: &GroupId) -> Result<Vec<(SessionId, super::Stop)>> {
+        Ok(self.attempts(group)?.into_iter().filter(|s| s.status.at_work()).map(|s| (s.id.clone(), self.cancel(&s.id))).collect())
     }
 
     /// Puts the whole group away, choosing none: every review rejected and every attempt's

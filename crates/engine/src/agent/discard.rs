@@ -63,7 +63,7 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool)
                 "it waits for your answer (a plan's go-ahead, a permission or a question): answer it, or cancel it (`sessions cancel`, or Cancel in the window)"
             }
             st if st.is_running() || st == SessionStatus::Queued => {
-                "it is still running: wait for it to end, or stop it where it runs (Cancel in the window, Ctrl+C in its terminal)"
+                "it is still running: wait for it to end, or cancel it (Cancel in the window, `sessions cancel` in a terminal)"
             }
             _ => "only a task that ended without a review (failed, cancelled, interrupted or idle) is discarded so",
         };

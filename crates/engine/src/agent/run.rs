@@ -477,7 +477,8 @@ impl Run {
         match halt {
             Halt::Cancelled => {
                 self.put_away_if_unused();
-                self.finish(SessionStatus::Cancelled, EndReason::Cancelled, None)
+                let why = self.engine.runtime.why_cancelled(&self.session);
+                self.finish(SessionStatus::Cancelled, EndReason::Cancelled, why)
             }
             Halt::Failed { code, message } => {
                 self.emit(EngineEvent::Error { code, message: message.clone() })?;

@@ -45,6 +45,13 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// The process at work on a session, seen from another one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunsElsewhere {
+    pub pid: u32,
+    pub host: String,
+}
+
 struct Holder {
     token: Option<String>,
     run: Option<String>,
@@ -232,11 +239,45 @@ impl Store {
         Ok(self.write().execute("UPDATE sessions SET lease_heartbeat_ms = ?2 WHERE lease_owner = ?1", params![self.owner.token, now])?)
     }
 
+    /// Asks the process that runs `session`, when that is another one alive, to stop it: it
+    /// looks every second ([`Store::cancels_asked`]). Who was asked, or `None` when no other
+    /// process is at work on it (it runs here, waits for nobody's run, or has ended).
+    pub fn ask_to_cancel(&self, session: &SessionId) -> Result<Option<RunsElsewhere>> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, _| {
+            let status: Option<String> = tx.query_row("SELECT status FROM sessions WHERE id = ?", params![session.0], |r| r.get(0)).optional()?;
+            let status = status.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+            if !SessionStatus::parse(&status).is_some_and(SessionStatus::at_work) {
+                return Ok(None);
+            }
+            let h = Self::holder(tx, session)?.expect("the session exists");
+            if !self.held_by_someone_else(&h, now) {
+                return Ok(None);
+            }
+            tx.execute("UPDATE sessions SET cancel_asked_of = lease_owner WHERE id = ?1", params![session.0])?;
+            Ok(Some(RunsElsewhere { pid: h.pid.unwrap_or(0), host: h.host.unwrap_or_default() }))
+        })
+    }
+
+    /// The sessions this process runs that another process asked it to stop.
+    pub fn cancels_asked(&self) -> Result<Vec<SessionId>> {
+        let conn = self.read();
+        let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE cancel_asked_of = ?1")?;
+        let rows = stmt.query_map(params![self.owner.token], |r| r.get::<_, String>(0))?;
+        Ok(rows.map(|r| r.map(SessionId)).collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The ask to stop `session` was heeded (or found nothing to stop): it is not asked again.
+    pub fn cancel_heeded(&self, session: &SessionId) -> Result<()> {
+        self.write().execute("UPDATE sessions SET cancel_asked_of = NULL WHERE id = ?1 AND cancel_asked_of = ?2", params![session.0, self.owner.token])?;
+        Ok(())
+    }
+
     /// Gives the session up, if `holder` still has it: a run that ends never frees a newer one.
     pub fn release_lease(&self, session: &SessionId, holder: &RunId) -> Result<()> {
         self.write().execute(
-            "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL
-             WHERE id = ?1 AND lease_owner = ?2 AND lease_run = ?3",
+            "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL,
+             cancel_asked_of = NULL WHERE id = ?1 AND lease_owner = ?2 AND lease_run = ?3",
             params![session.0, self.owner.token, holder.0],
         )?;
         Ok(())

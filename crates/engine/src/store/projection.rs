@@ -145,8 +145,8 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             // finds the session idle but still held by a run that is on its way out.
             if !status.is_running() && *status != SessionStatus::AwaitingApproval {
                 conn.prepare_cached(
-                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL
-                     WHERE id = ?1 AND lease_run = ?2",
+                    "UPDATE sessions SET lease_owner = NULL, lease_pid = NULL, lease_host = NULL, lease_heartbeat_ms = NULL, lease_run = NULL,
+                     cancel_asked_of = NULL WHERE id = ?1 AND lease_run = ?2",
                 )?
                 .execute(params![s.0, run])?;
             }

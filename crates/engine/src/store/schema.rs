@@ -46,6 +46,7 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: "",
         backfill: Some(sessions::backfill_group_rejects),
     },
+    Migration { version: 17, name: "a cancel asked of the process that runs a session", sql: sessions::CANCEL_ASK_MIGRATION, backfill: None },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

@@ -62,6 +62,11 @@ pub const EVIDENCE_MIGRATION: &str = "ALTER TABLE runs ADD COLUMN evidence TEXT;
 /// The run that holds a session's lease, so only that run's end frees it.
 pub const LEASE_RUN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN lease_run TEXT;";
 
+/// A cancel asked of the process that runs a session (its lease's token), from another process:
+/// that one stops the run. Indexed only where asked, so each process's look every second is free.
+pub const CANCEL_ASK_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN cancel_asked_of TEXT;
+CREATE INDEX sessions_cancel_asked ON sessions(cancel_asked_of) WHERE cancel_asked_of IS NOT NULL;";
+
 /// A plan's progress for the history list: the steps of the plan as it stands and how many are
 /// done (0 and 0 without a plan).
 pub const PLAN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN plan_steps INTEGER NOT NULL DEFAULT 0;

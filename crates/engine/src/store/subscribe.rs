@@ -9,6 +9,9 @@ use crate::domain::SessionId;
 use crate::error::Result;
 use crate::event::Envelope;
 
+/// How often a subscription reads back what other processes appended.
+const ELSEWHERE_LOOK: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl Store {
     /// Every event of `session` with `seq > after_seq`, in order, then live ones as they are
     /// committed. The live channel is joined before the store is read, so an event committed in
@@ -23,8 +26,23 @@ impl Store {
                 Ok(batch) => for e in batch { last = e.seq; yield Ok(e) },
                 Err(e) => { yield Err(e); return; }
             }
+            // Another process's events (a task run in a terminal, opened in the window) are not
+            // broadcast here: they are read back from the history every so often. One of this
+            // process's read so before its broadcast arrives is not delivered twice (`seq`).
+            let mut look = tokio::time::interval(ELSEWHERE_LOOK);
+            look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                match rx.recv().await {
+                let got = tokio::select! {
+                    got = rx.recv() => got,
+                    _ = look.tick() => {
+                        match store.events_range(&session, last, None) {
+                            Ok(batch) => for e in batch { last = e.seq; yield Ok(e) },
+                            Err(e) => { yield Err(e); return; }
+                        }
+                        continue;
+                    }
+                };
+                match got {
                     Ok(env) => {
                         if env.session_id != session || env.seq <= last {
                             continue;

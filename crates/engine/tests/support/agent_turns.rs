@@ -125,7 +125,7 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
     let groups = recorded_groups(h.data.path());
     assert!(!groups.is_empty(), "the agent runs in a recorded process group");
     let asked = Instant::now();
-    assert!(h.engine.cancel(&sid));
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
     tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
     assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled, "{}", story(&h.outcome(&sid)));
     while groups.iter().any(|g| finishline_engine::process_groups::group_alive(*g)) {
