@@ -235,7 +235,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             after = summary.as_ref().map(|s| s.last_seq).unwrap_or(0);
             if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingApproval) {
                 // Left waiting by a process that is gone: answering it resumes the run.
-                match answer_stranded(&engine, &store, &sid, &opts, interactive, &message) {
+                match answer_stranded(&engine, &store, &sid, &opts, interactive, &message).await {
                     Ok(()) => Ok(sid),
                     Err(code) => return code,
                 }
@@ -330,7 +330,18 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     say_plan_waits(&sid, "waits for your go-ahead");
                     break exit::WAITING;
                 }
-                let yes = prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'));
+                let yes = match ask_go_ahead(engine, &sid).await {
+                    GoAhead::Given(yes) => yes,
+                    GoAhead::Closed => {
+                        say_plan_waits(&sid, "waits for your go-ahead");
+                        break exit::WAITING;
+                    }
+                    // What became of it arrives next on the stream, and is followed from here.
+                    GoAhead::Elsewhere => {
+                        say_plan_answered_elsewhere(store, &sid);
+                        continue;
+                    }
+                };
                 // The planning run is ending as the plan is shown: let it let go of the session.
                 for _ in 0..250 {
                     if !engine.is_running(&sid) {
@@ -537,7 +548,7 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
 
 /// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
 /// manager made it; `prompt` shows it and asks in a terminal, and elsewhere leaves it waiting.
-fn run_waiting_plan(
+async fn run_waiting_plan(
     engine: &Arc<Engine>,
     sid: &SessionId,
     plan: &finishline_engine::plan::state::PlanState,
@@ -552,7 +563,14 @@ fn run_waiting_plan(
             for (i, s) in plan.steps.iter().enumerate() {
                 errln!("  {}. {} — done when: {}", i + 1, s.step.title, s.step.criteria.join("; "));
             }
-            prompt_line("Run this plan? [Y/n] ").is_none_or(|a| a.to_lowercase().starts_with('y'))
+            match ask_go_ahead(engine, sid).await {
+                GoAhead::Given(yes) => yes,
+                GoAhead::Closed => false,
+                GoAhead::Elsewhere => {
+                    say_plan_answered_elsewhere(&engine.store, sid);
+                    return Err(if engine.store.session(sid).is_ok_and(|s| s.status == SessionStatus::Cancelled) { exit::CANCELLED } else { exit::WAITING });
+                }
+            }
         }
         crate::PlanReview::Prompt => false,
     };
@@ -565,11 +583,11 @@ fn run_waiting_plan(
 
 /// Answers the requests a session was left waiting on, in the terminal (or by `--allow`). With
 /// nobody to ask, says so and exits as waiting: the request stays for the app or a terminal.
-fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool, message: &str) -> Result<(), u8> {
+async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool, message: &str) -> Result<(), u8> {
     let json = opts.common.json;
     let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     if let Some(plan) = finishline_engine::plan::state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
-        return run_waiting_plan(engine, sid, &plan, opts, interactive);
+        return run_waiting_plan(engine, sid, &plan, opts, interactive).await;
     }
     let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
@@ -649,6 +667,33 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
     let unknown = opts.allow.iter().map(|a| a.trim()).find(|a| !a.is_empty() && *a != "all" && tools.get(a).is_none() && !a.contains("__"))?;
     let names: Vec<&str> = tools.names().collect();
     Some(format!("--allow {unknown}: Finishline's agent has no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")))
+}
+
+/// What came of asking for a plan's go-ahead at the terminal.
+enum GoAhead {
+    /// Yes (Enter too) or no.
+    Given(bool),
+    /// The input closed (Ctrl+D): the plan still waits.
+    Closed,
+    /// Run, edited or cancelled meanwhile from another terminal or the window.
+    Elsewhere,
+}
+
+/// Asks for the plan's go-ahead. While it waits, an answer given elsewhere ends the question:
+/// one typed here then would be refused, or would run a plan the person had just cancelled.
+async fn ask_go_ahead(engine: &Engine, sid: &SessionId) -> GoAhead {
+    crate::output::say("Run this plan? [Y/n] ");
+    match crate::typed::line_unless(|| !engine.plan_waits(sid)).await {
+        Typed::Line(a) => GoAhead::Given(a.is_empty() || a.to_lowercase().starts_with('y')),
+        Typed::Closed => GoAhead::Closed,
+        Typed::Stopped => GoAhead::Elsewhere,
+    }
+}
+
+/// The plan this terminal asked about was answered from another terminal or the window.
+fn say_plan_answered_elsewhere(store: &Store, sid: &SessionId) {
+    let how = if store.session(sid).is_ok_and(|s| s.status == SessionStatus::Cancelled) { "cancelled" } else { "answered" };
+    errln!("\nfinishline: the plan was {how} in another terminal or the window; nothing is asked here");
 }
 
 /// A plan that waits for the person: said on stderr, with the commands that run or cancel it.

@@ -609,6 +609,50 @@ async fn a_plan_left_waiting_for_its_go_ahead_is_run_from_the_terminal_with_sess
     );
 }
 
+/// A plan shown at a terminal for its go-ahead, then cancelled from the window or another
+/// terminal: the question no longer stands, so the terminal stops asking, says what happened and
+/// ends as cancelled, instead of waiting for an answer that would only be refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_waiting_at_a_terminal_and_cancelled_elsewhere_ends_the_question_there() {
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(
+        &["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"],
+        &e.data,
+    );
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Run this plan?")));
+    assert!(asked, "the terminal asks for the plan's go-ahead: {}", seen.lock().unwrap());
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let cancel = finishline(&["sessions", "cancel", &id], &e.data);
+    assert_eq!(cancel.status.code(), Some(0), "{}", String::from_utf8_lossy(&cancel.stderr));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let Some(status) = status else { panic!("the terminal still asks about a cancelled plan: {}", seen.lock().unwrap()) };
+    tokio::task::block_in_place(|| until_seen(&seen, 5, |s| s.contains("■ ")));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(5), "the run ends cancelled: {said}");
+    assert!(said.contains("the plan was cancelled in another terminal or the window"), "the terminal says why it stopped asking: {said}");
+    assert!(!said.contains("no plan waiting"), "nothing was answered into a plan that was gone: {said}");
+    assert!(!e.ws.join("a.txt").exists(), "nothing of the plan ran");
+
+    // A plan left waiting, resumed at a terminal, and cancelled elsewhere while it asks there.
+    let waiting = &["run", "write c.txt and d.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"];
+    assert_eq!(finishline(waiting, &e.data).status.code(), Some(6), "with nobody at a terminal the plan waits");
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let mut terminal = in_a_terminal(&["sessions", "resume", &id, "--plan-review", "prompt", "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Run this plan?")));
+    assert!(asked, "resuming at a terminal asks for the go-ahead: {}", seen.lock().unwrap());
+    assert_eq!(finishline(&["sessions", "cancel", &id], &e.data).status.code(), Some(0));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(5), "the resumed question ends too, as cancelled: {said}");
+    assert!(said.contains("the plan was cancelled in another terminal or the window"), "{said}");
+    assert!(!e.ws.join("c.txt").exists(), "nothing of that plan ran either");
+}
+
 /// `finishline … | head -1`: once the reader has gone, a run stops as Ctrl-C stops it (recorded
 /// cancelled, its agents ended) and every command ends quietly, never with a panic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -48,6 +48,69 @@ pub fn spawn_finishline(args: &[&str], data: &Path) -> std::process::Child {
     command(args, data).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// `finishline` started as a person starts it in a terminal: its input a terminal (through
+/// `script`, from util-linux, which Debian always has), so it asks its questions there. What it
+/// prints, the terminal's echo and all, comes out of the child's stdout; what the test writes to
+/// its stdin is typed.
+pub fn in_a_terminal(args: &[&str], data: &Path) -> std::process::Child {
+    let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
+    let inner = command(args, data);
+    let line: Vec<String> = std::iter::once(bin().to_string()).chain(inner.get_args().map(|a| a.to_string_lossy().into_owned())).map(|a| quote(&a)).collect();
+    let mut c = Command::new("script");
+    with_ctrl_c(&mut c);
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.args(["-qfec", &line.join(" "), "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// The child's exit, if it comes within `secs`; otherwise it is killed and `None` returned.
+pub fn exits_within(child: &mut std::process::Child, secs: u64) -> Option<std::process::ExitStatus> {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        match child.try_wait().unwrap() {
+            Some(status) => return Some(status),
+            None if std::time::Instant::now() > end => {
+                let _ = child.kill();
+                return None;
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
+}
+
+/// Collects what a child prints into a buffer a test can look at while it runs.
+pub fn collect(from: impl std::io::Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let into = seen.clone();
+    std::thread::spawn(move || {
+        let mut from = from;
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut from, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+/// Waits (at most `secs`) until `what` holds of the text collected so far.
+pub fn until_seen(seen: &std::sync::Mutex<String>, secs: u64, what: impl Fn(&str) -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if what(&seen.lock().unwrap()) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    what(&seen.lock().unwrap())
+}
+
 pub fn lines(o: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
