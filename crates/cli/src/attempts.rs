@@ -15,8 +15,9 @@ use finishline_engine::store::Store;
 use serde_json::json;
 
 use crate::output::{errln, humanln, outln};
-use crate::run::{ask_permission, fail, open, open_for, prompt_line, report_review, Again, Need, Opened};
+use crate::run::{ask_permission, fail, open, open_for, report_review, Again, Need, Opened};
 use crate::sessions::{MIN_END, MIN_PREFIX};
+use crate::typed::Typed;
 use crate::{exit, ReviewMode, RunOptions};
 
 /// Runs the attempts to their ends, prints the ranking, and decides as `--review` says:
@@ -160,20 +161,27 @@ async fn follow_all(
                     EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
                         let allowed = opts.allow.iter().any(|a| a == "all" || a == tool);
                         let d = if allowed {
-                            PermissionDecision::AllowOnce
+                            Some(PermissionDecision::AllowOnce)
                         } else if interactive {
                             errln!("[{who}]");
-                            ask_permission(tool, input)
+                            ask_permission(&engine.store, sid, request_id, tool, input).await
                         } else {
-                            PermissionDecision::Deny
+                            Some(PermissionDecision::Deny)
                         };
-                        let _ = engine.respond_permission(request_id, d);
+                        // None: the attempt was cancelled elsewhere while it asked.
+                        if let Some(d) = d {
+                            let _ = engine.respond_permission(request_id, d);
+                        }
                     }
                     // Attempts run side by side to the end, to be compared: with nobody to ask, a
                     // question is declined (and said), not left open as a single task's is.
                     EngineEvent::QuestionAsked { request_id, question, .. } => {
                         let answer = if interactive {
-                            prompt_line(&format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): "))
+                            let q = format!("[{who}] The agent asks: {question}\nYour answer (empty to decline): ");
+                            match crate::run::answer_at_terminal(&engine.store, sid, request_id, &q).await {
+                                Some(answer) => answer,
+                                None => continue,
+                            }
                         } else {
                             // A declined question ends the attempt's run, idle: said, with the way on.
                             errln!(
@@ -390,7 +398,14 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
             }
         }
         ReviewMode::Prompt if interactive => {
-            let answer = prompt_line(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
+            crate::output::say(&format!("Land which attempt{}? [number, Enter to decide later]: ", on_base(r, engine)));
+            // Chosen meanwhile from another terminal or the window, the question no longer stands.
+            let waits = || r.ranking.iter().any(|a| store.pending_requests(&a.evidence.session).is_ok_and(|p| p.iter().any(|(_, k, _)| k == "review")));
+            let answer = match crate::typed::line_unless_here(|| !waits()) {
+                Typed::Line(a) => Some(a),
+                Typed::Closed => None,
+                Typed::Stopped => return chosen_elsewhere(store, r),
+            };
             // A place as printed; one two attempts share names neither, and is said so.
             let at = answer.and_then(|a| a.trim().parse::<usize>().ok()).map(|k| at_place(k, r));
             if let Some(Err(why)) = &at {
@@ -407,6 +422,22 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
         ReviewMode::Prompt => {
             errln!("finishline: the attempts wait for your choice: `{}` lands one{}, or the window", choose_cmd(r), on_base(r, engine));
             exit::WAITING
+        }
+    }
+}
+
+/// The group was decided from another terminal or the window while this one asked which attempt
+/// to land: said, and this ends as the group did.
+fn chosen_elsewhere(store: &Store, r: &GroupRanking) -> u8 {
+    let landed = r.ranking.iter().find(|a| store.session(&a.evidence.session).is_ok_and(|s| s.status == SessionStatus::Completed));
+    match landed {
+        Some(a) => {
+            crate::output::say(&format!("\nChosen elsewhere (another terminal or the window): {}.\n", a.evidence.label));
+            exit::OK
+        }
+        None => {
+            crate::output::say("\nDecided elsewhere (another terminal or the window): no attempt was chosen.\n");
+            exit::REJECTED
         }
     }
 }

@@ -308,9 +308,12 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
             say_where_it_works(engine, store, &sid, &env);
         }
         match &env.event {
+            // A request that ends meanwhile (the task cancelled elsewhere) is not answered here:
+            // what became of it comes next on the stream.
             EngineEvent::PermissionRequested { request_id, tool, input, .. } => {
-                let d = ask_permission(tool, input);
-                let _ = engine.respond_permission(request_id, d);
+                if let Some(d) = ask_permission(store, &sid, request_id, tool, input).await {
+                    let _ = engine.respond_permission(request_id, d);
+                }
             }
             EngineEvent::ToolCall { state: ToolState::Denied, tool, kind, output: Some(why), .. } if why.contains("nobody to ask") => {
                 say_unasked(&sid, tool, kind.as_deref())
@@ -322,39 +325,14 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 break exit::WAITING;
             }
             EngineEvent::QuestionAsked { request_id, question, .. } => {
-                let answer = prompt_line(&format!("The agent asks: {question}\nYour answer (empty to decline): "));
-                let _ = engine.answer_question(request_id, answer);
+                let q = format!("The agent asks: {question}\nYour answer (empty to decline): ");
+                if let Some(answer) = answer_at_terminal(store, &sid, request_id, &q).await {
+                    let _ = engine.answer_question(request_id, answer);
+                }
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
-                if !interactive {
-                    say_plan_waits(&sid, "waits for your go-ahead");
-                    break exit::WAITING;
-                }
-                let yes = match ask_go_ahead(engine, &sid).await {
-                    GoAhead::Given(yes) => yes,
-                    GoAhead::Closed => {
-                        say_plan_waits(&sid, "waits for your go-ahead");
-                        break exit::WAITING;
-                    }
-                    // What became of it arrives next on the stream, and is followed from here.
-                    GoAhead::Elsewhere => {
-                        say_plan_answered_elsewhere(store, &sid);
-                        continue;
-                    }
-                };
-                // The planning run is ending as the plan is shown: let it let go of the session.
-                for _ in 0..250 {
-                    if !engine.is_running(&sid) {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                if yes {
-                    if let Err(e) = engine.run_plan(&sid, None) {
-                        break fail(exit::FAILED, json, &e.to_string());
-                    }
-                } else {
-                    engine.cancel(&sid);
+                if let Some(code) = go_ahead_here(engine, store, &sid, interactive, json).await {
+                    break code;
                 }
             }
             EngineEvent::RunFinished { .. } => runs_finished += 1,
@@ -607,7 +585,10 @@ async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, o
             Some(PermissionDecision::AllowOnce)
         } else if interactive {
             errln!("This session was left waiting for your permission.");
-            Some(ask_permission(&tool, &payload["input"]))
+            match ask_permission(store, sid, &request, &tool, &payload["input"]).await {
+                Some(d) => Some(d),
+                None => return Err(decided_elsewhere(store, sid)),
+            }
         } else {
             None
         };
@@ -617,7 +598,11 @@ async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, o
         Some(engine.answer_question(&request, Some(message.trim().to_string())))
     } else if interactive {
         let question = payload["question"].as_str().unwrap_or("(no question text)");
-        Some(engine.answer_question(&request, prompt_line(&format!("The agent asked: {question}\nYour answer (empty to decline): "))))
+        let q = format!("The agent asked: {question}\nYour answer (empty to decline): ");
+        match answer_at_terminal(store, sid, &request, &q).await {
+            Some(answer) => Some(engine.answer_question(&request, answer)),
+            None => return Err(decided_elsewhere(store, sid)),
+        }
     } else {
         None
     };
@@ -667,6 +652,42 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
     let unknown = opts.allow.iter().map(|a| a.trim()).find(|a| !a.is_empty() && *a != "all" && tools.get(a).is_none() && !a.contains("__"))?;
     let names: Vec<&str> = tools.names().collect();
     Some(format!("--allow {unknown}: Finishline's agent has no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")))
+}
+
+/// The plan the run just made waits for the person: asked at a terminal, and run or cancelled as
+/// they answer. The exit code when following ends here (nobody to ask, Ctrl+D, a failed start).
+async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, interactive: bool, json: bool) -> Option<u8> {
+    if !interactive {
+        say_plan_waits(sid, "waits for your go-ahead");
+        return Some(exit::WAITING);
+    }
+    let yes = match ask_go_ahead(engine, sid).await {
+        GoAhead::Given(yes) => yes,
+        GoAhead::Closed => {
+            say_plan_waits(sid, "waits for your go-ahead");
+            return Some(exit::WAITING);
+        }
+        // What became of it arrives next on the stream, and is followed from there.
+        GoAhead::Elsewhere => {
+            say_plan_answered_elsewhere(store, sid);
+            return None;
+        }
+    };
+    // The planning run is ending as the plan is shown: let it let go of the session.
+    for _ in 0..250 {
+        if !engine.is_running(sid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if yes {
+        if let Err(e) = engine.run_plan(sid, None) {
+            return Some(fail(exit::FAILED, json, &e.to_string()));
+        }
+    } else {
+        engine.cancel(sid);
+    }
+    None
 }
 
 /// What came of asking for a plan's go-ahead at the terminal.
@@ -721,13 +742,31 @@ pub(crate) fn say_unasked(sid: &SessionId, tool: &str, kind: Option<&str>) {
     errln!("finishline: {tool} needs your permission and there is no terminal to ask, so it was not run; to go on with it allowed: `{again}` (or run in a terminal)");
 }
 
-pub(crate) fn ask_permission(tool: &str, input: &serde_json::Value) -> PermissionDecision {
+/// The person's answer at the terminal to a request of the run (a question, a permission):
+/// `Some(None)` for an empty line or a closed input. `None` once the request no longer waits,
+/// answered or ended from another terminal or the window (the task cancelled there): a line
+/// typed then would land on nothing.
+pub(crate) async fn answer_at_terminal(store: &Store, sid: &SessionId, request: &RequestId, q: &str) -> Option<Option<String>> {
+    crate::output::say(q);
+    let open = || store.pending_requests(sid).is_ok_and(|p| p.iter().any(|(r, _, _)| r == request));
+    match crate::typed::line_unless(move || !open()).await {
+        Typed::Line(a) => Some((!a.is_empty()).then_some(a)),
+        Typed::Closed => Some(None),
+        Typed::Stopped => {
+            crate::output::say("\n");
+            None
+        }
+    }
+}
+
+/// Allow once, always or not: asked as [`answer_at_terminal`] asks.
+pub(crate) async fn ask_permission(store: &Store, sid: &SessionId, request: &RequestId, tool: &str, input: &serde_json::Value) -> Option<PermissionDecision> {
     let q = format!("Allow {tool} {}? [y]es once / [a]lways this session / [N]o: ", input);
-    match prompt_line(&q).map(|s| s.to_ascii_lowercase()) {
+    Some(match answer_at_terminal(store, sid, request, &q).await?.map(|s| s.to_ascii_lowercase()) {
         Some(a) if a.starts_with('y') => PermissionDecision::AllowOnce,
         Some(a) if a.starts_with('a') => PermissionDecision::AllowSession,
         _ => PermissionDecision::Deny,
-    }
+    })
 }
 
 /// What came of asking for the review at the terminal.

@@ -58,3 +58,15 @@ pub async fn line_unless(mut stop: impl FnMut() -> bool) -> Typed {
         }
     }
 }
+
+/// [`line_unless`] for a caller that is not async: this thread waits, the runtime told so.
+pub fn line_unless_here(mut stop: impl FnMut() -> bool) -> Typed {
+    tokio::task::block_in_place(|| loop {
+        match lines().lock().unwrap_or_else(|p| p.into_inner()).recv_timeout(Duration::from_millis(200)) {
+            Ok(s) => return Typed::Line(s),
+            Err(RecvTimeoutError::Disconnected) => return Typed::Closed,
+            Err(RecvTimeoutError::Timeout) if stop() => return Typed::Stopped,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    })
+}

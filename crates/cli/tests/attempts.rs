@@ -421,6 +421,52 @@ async fn approving_an_attempt_in_its_own_session_chooses_it_for_the_group() {
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one commit landed, not two");
 }
 
+/// A terminal that asks which attempt to land, while the person chooses one from another terminal
+/// or the window: the question ends there, saying what was decided, and nothing typed after it
+/// lands a second attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminals_choice_of_attempt_ends_when_one_is_chosen_elsewhere() {
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent", "model": "b", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_file("greet.py", "def hello():\n    return 'hel' + 'lo'\n")]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let ws = r.to_string_lossy().into_owned();
+    let args = [
+        "run",
+        GREET,
+        "--workspace",
+        &ws,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--attempts",
+        "builtin:a,builtin:b",
+        "--verify",
+        "python3 check.py",
+        "--allow",
+        "all",
+    ];
+    let mut terminal = in_a_terminal(&args, &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 120, |s| s.contains("Land which attempt")));
+    assert!(asked, "the terminal asks which attempt to land: {}", seen.lock().unwrap());
+    let listed = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    let group = listed[0]["attempt"]["group"].as_str().unwrap_or_else(|| panic!("{listed:?}")).to_string();
+    let b = listed.iter().find(|s| s["model"] == "b").unwrap()["id"].as_str().unwrap().to_string();
+    let chose = finishline(&["sessions", "attempts", &group, "--choose", &b, "--workspace", &ws], &e.data);
+    assert_eq!(chose.status.code(), Some(0), "{}", String::from_utf8_lossy(&chose.stderr));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "the terminal stops asking once an attempt is chosen: {said}");
+    assert!(said.contains("Chosen elsewhere (another terminal or the window)"), "it says what happened: {said}");
+    assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "one attempt landed");
+    assert_eq!(git(&r, &["show", "main:greet.py"]), "def hello():\n    return 'hel' + 'lo'", "the one chosen elsewhere");
+}
+
 /// An attempt sent back with "Request changes" is ranked, compared and shown on everything it
 /// would land, both rounds, not only the last one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1086,19 +1086,23 @@ async fn a_follow_up_typed_in_another_folder_runs_the_sessions_own_verify_comman
     assert!(!e.ws.join("elsewhere-check.log").exists(), "the other folder's command never ran in the task's folder");
 }
 
-/// With nobody at a terminal, the agent's question is said with the command that answers it, and
-/// stays open: `sessions resume ID "ANSWER"` answers it and the task goes on. It was answered
-/// "declined" at once, recorded as the person's refusal, and never shown.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_question_with_nobody_to_ask_waits_and_resume_with_a_message_answers_it() {
-    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+/// An agent that asks for a colour, then writes the one it is told into colour.txt.
+fn colour_question() -> fake_llm::Scenario {
+    serde_json::from_value(json!({"rules": [
         {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
         {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": "Done! colour.txt says blue."}},
         {"when": {"kind": "agent", "last_message_contains": "blue"}, "reply": {"text": "Blue it is.", "tool_calls": [{"name": "write_file", "arguments": {"path": "colour.txt", "content": "blue\n"}}]}},
         {"when": {"kind": "agent"}, "reply": {"text": "I need to know one thing.", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?"}}]}}
     ]}))
-    .unwrap();
-    let server = FakeServer::start(scenario).await.unwrap();
+    .unwrap()
+}
+
+/// With nobody at a terminal, the agent's question is said with the command that answers it, and
+/// stays open: `sessions resume ID "ANSWER"` answers it and the task goes on. It was answered
+/// "declined" at once, recorded as the person's refusal, and never shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_with_nobody_to_ask_waits_and_resume_with_a_message_answers_it() {
+    let server = FakeServer::start(colour_question()).await.unwrap();
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
@@ -1122,6 +1126,54 @@ async fn a_question_with_nobody_to_ask_waits_and_resume_with_a_message_answers_i
     .unwrap();
     assert_eq!(answered.status.code(), Some(0), "answered, the task went on and was approved: {}", String::from_utf8_lossy(&answered.stderr));
     assert_eq!(std::fs::read_to_string(e.ws.join("colour.txt")).unwrap(), "blue\n");
+}
+
+/// A person at a terminal answers the agent's question and then approves the review, both typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_and_the_review_are_answered_by_typing_at_the_terminal() {
+    use std::io::Write;
+    let server = FakeServer::start(colour_question()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(&["run", "write my favourite colour", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let mut keys = terminal.stdin.take().unwrap();
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Your answer")));
+    assert!(asked, "the terminal asks the agent's question: {}", seen.lock().unwrap());
+    keys.write_all(b"blue\n").unwrap();
+    let review = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Review: [a]pprove")));
+    assert!(review, "the answer reached the agent, which finished, and the review is asked: {}", seen.lock().unwrap());
+    keys.write_all(b"a\n").unwrap();
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 30));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "approved at the terminal: {said}");
+    assert_eq!(std::fs::read_to_string(e.ws.join("colour.txt")).unwrap(), "blue\n", "the typed answer shaped the work");
+}
+
+/// The agent's question asked at a terminal, and the task cancelled from the window or another
+/// terminal meanwhile: the terminal stops asking and ends as cancelled, saying who stopped it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_at_a_terminal_ends_there_when_the_task_is_cancelled_elsewhere() {
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "agent"}, "reply": {"text": "I need to know one thing.", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(&["run", "write my favourite colour", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Your answer")));
+    assert!(asked, "the terminal asks the agent's question: {}", seen.lock().unwrap());
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let cancel = finishline(&["sessions", "cancel", &id], &e.data);
+    assert_eq!(cancel.status.code(), Some(0), "{}", String::from_utf8_lossy(&cancel.stderr));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(5), "the terminal stops asking and the run ends cancelled: {said}");
+    assert!(said.contains("cancelled: asked from another terminal or the window"), "it says who stopped it: {said}");
 }
 
 /// `--review reject` is a dry run: nobody looked at the work, so the trust figures do not take it
