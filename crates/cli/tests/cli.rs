@@ -1311,11 +1311,7 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
         async move {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let child = spawn_finishline(&args, &data);
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while lines(&finishline(&["sessions", "list", "--json"], &data)).first().is_none_or(|r| r["status"] != "busy") {
-                assert!(std::time::Instant::now() < deadline, "the run started");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            once_busy(&data).await;
             let sent = std::time::Instant::now();
             assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
             let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
@@ -1344,8 +1340,21 @@ async fn ctrl_c_while_a_server_never_answers_cancels_the_run_at_once_and_records
     assert!(shown.contains("and a table of contents"), "the person's message is in the session: {shown}");
 }
 
-/// A session running in another terminal: `sessions resume` says where it is stopped, not to
-/// "cancel it first" (`sessions cancel` cancels only a session waiting for the person).
+/// The newest session, once its run has started (30 s at most).
+async fn once_busy(data: &std::path::Path) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows = lines(&finishline(&["sessions", "list", "--json"], data));
+        if let Some(id) = rows.first().filter(|r| r["status"] == "busy").and_then(|r| r["id"].as_str()) {
+            return id.to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "the run started: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A session running in another terminal: `sessions resume` says how it is stopped, not to
+/// "cancel it first".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
     let slow: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
@@ -1356,15 +1365,7 @@ async fn resuming_a_session_still_running_elsewhere_says_where_to_stop_it() {
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let mut child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let id = loop {
-        let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
-        if let Some(id) = rows.first().filter(|r| r["status"] == "busy").and_then(|r| r["id"].as_str()) {
-            break id.to_string();
-        }
-        assert!(std::time::Instant::now() < deadline, "the run started: {rows:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let id = once_busy(&e.data).await;
     let out = finishline(&["sessions", "resume", &id, "go on"], &e.data);
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     let _ = child.kill();
@@ -1386,15 +1387,7 @@ async fn sessions_cancel_stops_a_task_running_in_another_terminal() {
     let e = env();
     let url = server.base_url(Protocol::Openai);
     let child = spawn_finishline(&["run", "write notes.md", "--workspace", &e.ws.to_string_lossy(), "--base-url", &url, "--model", "m"], &e.data);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let id = loop {
-        let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
-        if let Some(id) = rows.first().filter(|r| r["status"] == "busy").and_then(|r| r["id"].as_str()) {
-            break id.to_string();
-        }
-        assert!(std::time::Instant::now() < deadline, "the run started: {rows:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let id = once_busy(&e.data).await;
     let (data, sid) = (e.data.clone(), id.clone());
     let asked = std::time::Instant::now();
     let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "cancel", &sid], &data)).await.unwrap();
