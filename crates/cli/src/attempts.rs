@@ -53,7 +53,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     // exists to be stopped, stops it too.
     let stop_deciding = finishline_engine::CancellationToken::new();
     {
-        let (engine, group, stopped, all, stop_deciding) = (engine.clone(), group.clone(), stopped.clone(), sessions.clone(), stop_deciding.clone());
+        let (engine, stopped, all, stop_deciding) = (engine.clone(), stopped.clone(), sessions.clone(), stop_deciding.clone());
         tokio::spawn(async move {
             let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
             tokio::select! {
@@ -62,7 +62,11 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
             }
             stopped.store(true, std::sync::atomic::Ordering::SeqCst);
             stop_deciding.cancel();
-            let _ = engine.cancel_group(&group);
+            // What this terminal runs: an attempt sent on meanwhile from another terminal or the
+            // window runs there, and the person stops it there.
+            for s in all.iter().filter(|s| engine.is_running(s)) {
+                engine.cancel(s);
+            }
             // An attempt being landed (`--review approve`): its checks stop before anything moves.
             for s in &all {
                 engine.stop_landing(s);

@@ -1205,6 +1205,51 @@ fn spawn_attempts(e: &Env, r: &Path, url: &str, task: &str, attempts: &str, more
     spawn_finishline(&args, &e.data)
 }
 
+/// Ctrl+C in the terminal running attempts stops what that terminal runs: an attempt the person
+/// sent back meanwhile from another terminal (or the window) runs there, and goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_attempts_leaves_an_attempt_sent_on_elsewhere_running() {
+    let (_server, e, r, url) = serving(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "louder"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+        {"when": {"kind": "agent", "model": "b"}, "reply": {"text": "", "fault": {"type": "stall_after", "frames": 0, "ms": 60000}}},
+        {"when": {"kind": "agent", "model": "a", "last_message_contains": "greet.py"}, "reply": {"text": "Writing.", "tool_calls": [write_greet("hello")]}, "times": 1},
+        {"when": {"kind": "agent", "model": "a"}, "reply": {"text": "Done.", "tool_calls": [claim()]}}
+    ]))
+    .await;
+    let attempts = spawn_attempts(&e, &r, &url, GREET, "builtin:a,builtin:b", &["--verify", "python3 check.py"]);
+    let status_of = |model: &str| -> (String, String) {
+        let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+        rows.iter()
+            .find(|s| s["model"] == model)
+            .map(|s| (s["id"].as_str().unwrap_or_default().to_string(), s["status"].as_str().unwrap_or_default().to_string()))
+            .unwrap_or_default()
+    };
+    let until = |model: &str, status: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let (id, now) = status_of(model);
+            if now == status {
+                return id;
+            }
+            assert!(std::time::Instant::now() < deadline, "{model} never became {status} (it is {now})");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let a = tokio::task::block_in_place(|| until("a", "awaiting_review"));
+    let elsewhere = spawn_finishline(&["sessions", "review", &a, "--request-changes", "make it louder", "--base-url", &url, "--model", "a"], &e.data);
+    tokio::task::block_in_place(|| until("a", "busy"));
+    assert!(Command::new("kill").args(["-INT", &attempts.id().to_string()]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || attempts.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(status_of("b").1, "cancelled", "the attempt this terminal ran is stopped");
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(status_of("a").1, "busy", "the one sent on from the other terminal still runs there");
+    let mut elsewhere = elsewhere;
+    let _ = elsewhere.kill();
+    let _ = elsewhere.wait();
+}
+
 /// Attempts without a terminal, as a single run: a tool that needs the person's permission is
 /// not run, and the output names the command that goes on with it allowed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
