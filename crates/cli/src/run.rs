@@ -331,7 +331,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 }
             }
             EngineEvent::PlanCreated { awaiting_review: true, .. } => {
-                if let Some(code) = go_ahead_here(engine, store, &sid, interactive, json).await {
+                if let Some(code) = go_ahead_here(engine, store, &sid, env.seq, interactive, json).await {
                     break code;
                 }
             }
@@ -524,12 +524,14 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     std::process::exit(exit::CANCELLED as i32);
 }
 
-/// A plan left waiting for its go-ahead: `--plan-review approve` (resume's default) runs it as the
-/// manager made it; `prompt` shows it and asks in a terminal, and elsewhere leaves it waiting.
+/// A plan left waiting for its go-ahead (as the history was read up to `since`): `--plan-review
+/// approve` (resume's default) runs it as the manager made it; `prompt` shows it and asks in a
+/// terminal, and elsewhere leaves it waiting.
 async fn run_waiting_plan(
     engine: &Arc<Engine>,
     sid: &SessionId,
     plan: &finishline_engine::plan::state::PlanState,
+    since: u64,
     opts: &RunOptions,
     interactive: bool,
 ) -> Result<(), u8> {
@@ -541,7 +543,7 @@ async fn run_waiting_plan(
             for (i, s) in plan.steps.iter().enumerate() {
                 errln!("  {}. {} — done when: {}", i + 1, s.step.title, s.step.criteria.join("; "));
             }
-            match ask_go_ahead(engine, sid).await {
+            match ask_go_ahead(&engine.store, sid, since).await {
                 GoAhead::Given(yes) => yes,
                 GoAhead::Closed => false,
                 GoAhead::Elsewhere => {
@@ -565,7 +567,8 @@ async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, o
     let json = opts.common.json;
     let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     if let Some(plan) = finishline_engine::plan::state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
-        return run_waiting_plan(engine, sid, &plan, opts, interactive).await;
+        let since = events.last().map_or(0, |e| e.seq);
+        return run_waiting_plan(engine, sid, &plan, since, opts, interactive).await;
     }
     let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
     let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
@@ -656,12 +659,12 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
 
 /// The plan the run just made waits for the person: asked at a terminal, and run or cancelled as
 /// they answer. The exit code when following ends here (nobody to ask, Ctrl+D, a failed start).
-async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, interactive: bool, json: bool) -> Option<u8> {
+async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, seq: u64, interactive: bool, json: bool) -> Option<u8> {
     if !interactive {
         say_plan_waits(sid, "waits for your go-ahead");
         return Some(exit::WAITING);
     }
-    let yes = match ask_go_ahead(engine, sid).await {
+    let yes = match ask_go_ahead(store, sid, seq).await {
         GoAhead::Given(yes) => yes,
         GoAhead::Closed => {
             say_plan_waits(sid, "waits for your go-ahead");
@@ -700,11 +703,14 @@ enum GoAhead {
     Elsewhere,
 }
 
-/// Asks for the plan's go-ahead. While it waits, an answer given elsewhere ends the question:
-/// one typed here then would be refused, or would run a plan the person had just cancelled.
-async fn ask_go_ahead(engine: &Engine, sid: &SessionId) -> GoAhead {
+/// Asks for the go-ahead of the plan that waits since `seq`. While it waits, an answer given
+/// elsewhere (run, edited or cancelled: each records the plan reviewed) ends the question: one
+/// typed here then would be refused, or would run a plan the person had just cancelled. Only
+/// what came after `seq` is read, five times a second.
+async fn ask_go_ahead(store: &Store, sid: &SessionId, seq: u64) -> GoAhead {
     crate::output::say("Run this plan? [Y/n] ");
-    match crate::typed::line_unless(|| !engine.plan_waits(sid)).await {
+    let answered = || store.events(sid, seq).is_ok_and(|es| es.iter().any(|e| matches!(e.event, EngineEvent::PlanReviewed { .. })));
+    match crate::typed::line_unless(answered).await {
         Typed::Line(a) => GoAhead::Given(a.is_empty() || a.to_lowercase().starts_with('y')),
         Typed::Closed => GoAhead::Closed,
         Typed::Stopped => GoAhead::Elsewhere,

@@ -721,12 +721,6 @@ impl Engine {
         plan_waiting(&self.store, session)
     }
 
-    /// Whether the session's plan still waits for its go-ahead: not yet run, edited or cancelled,
-    /// here or from another process. A front end that asks for it stops asking once it is not.
-    pub fn plan_waits(&self, session: &SessionId) -> bool {
-        self.plan_waiting(session).is_ok_and(|p| p.is_some())
-    }
-
     /// Runs a plan that waited for the person, with their edits (`steps`) or as the manager
     /// made it (`None`). Its first step starts in the same store step as the answer, so two
     /// answers start one run.
