@@ -548,7 +548,8 @@ async fn run_waiting_plan(
                 GoAhead::Closed => false,
                 GoAhead::Elsewhere => {
                     say_plan_answered_elsewhere(&engine.store, sid);
-                    return Err(if engine.store.session(sid).is_ok_and(|s| s.status == SessionStatus::Cancelled) { exit::CANCELLED } else { exit::WAITING });
+                    // Run from there, it goes on there: nothing waits for this terminal.
+                    return Err(if engine.store.session(sid).is_ok_and(|s| s.status == SessionStatus::Cancelled) { exit::CANCELLED } else { exit::OK });
                 }
             }
         }
