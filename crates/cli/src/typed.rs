@@ -49,24 +49,29 @@ pub enum Typed {
 /// question no longer stands. Waits without holding up the runtime, so signals are still seen.
 pub async fn line_unless(mut stop: impl FnMut() -> bool) -> Typed {
     loop {
-        let got = tokio::task::block_in_place(|| lines().lock().unwrap_or_else(|p| p.into_inner()).recv_timeout(Duration::from_millis(200)));
-        match got {
-            Ok(s) => return Typed::Line(s),
-            Err(RecvTimeoutError::Disconnected) => return Typed::Closed,
-            Err(RecvTimeoutError::Timeout) if stop() => return Typed::Stopped,
-            Err(RecvTimeoutError::Timeout) => tokio::task::yield_now().await,
+        if let Some(typed) = tokio::task::block_in_place(|| within_a_moment(&mut stop)) {
+            return typed;
         }
+        tokio::task::yield_now().await;
     }
 }
 
 /// [`line_unless`] for a caller that is not async: this thread waits, the runtime told so.
 pub fn line_unless_here(mut stop: impl FnMut() -> bool) -> Typed {
     tokio::task::block_in_place(|| loop {
-        match lines().lock().unwrap_or_else(|p| p.into_inner()).recv_timeout(Duration::from_millis(200)) {
-            Ok(s) => return Typed::Line(s),
-            Err(RecvTimeoutError::Disconnected) => return Typed::Closed,
-            Err(RecvTimeoutError::Timeout) if stop() => return Typed::Stopped,
-            Err(RecvTimeoutError::Timeout) => {}
+        if let Some(typed) = within_a_moment(&mut stop) {
+            return typed;
         }
     })
+}
+
+/// One fifth of a second of waiting for a line; `None` when nothing came and the question stands.
+fn within_a_moment(stop: &mut impl FnMut() -> bool) -> Option<Typed> {
+    let got = lines().lock().unwrap_or_else(|p| p.into_inner()).recv_timeout(Duration::from_millis(200));
+    match got {
+        Ok(s) => Some(Typed::Line(s)),
+        Err(RecvTimeoutError::Disconnected) => Some(Typed::Closed),
+        Err(RecvTimeoutError::Timeout) if stop() => Some(Typed::Stopped),
+        Err(RecvTimeoutError::Timeout) => None,
+    }
 }
