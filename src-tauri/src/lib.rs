@@ -79,8 +79,10 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     tauri::async_runtime::spawn(async move { runtime.keep_alive() });
     // Sessions the CLI (or another app) starts and decides reach the sidebar and History too:
     // their changes are not broadcast in this process, so the history is looked at every two
-    // seconds, and every list reloads when it moved.
+    // seconds, and every list reloads when it moved. The first look takes note now, before the
+    // window reads any list: taken later, what a terminal did meanwhile was never shown.
     let store = state.store.clone();
+    store.changed_elsewhere();
     let handle = app.handle().clone();
     tauri::async_runtime::spawn(async move {
         loop {
