@@ -227,12 +227,12 @@ fn engine_for_request(app: &AppHandle, state: &AppState, request: &RequestId, ne
 
 #[tauri::command]
 pub async fn respond_permission(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, decision: PermissionDecision) -> Result<(), Error> {
-    engine_for_request(&app, &state, &request_id, Need::Decision)?.respond_permission(&request_id, decision)
+    engine_for_request(&app, &state, &request_id, Need::Decision)?.respond_permission(&request_id, decision).map(|_| ())
 }
 
 #[tauri::command]
 pub async fn answer_question(app: AppHandle, state: State<'_, AppState>, request_id: RequestId, answer: Option<String>) -> Result<(), Error> {
-    engine_for_request(&app, &state, &request_id, Need::Decision)?.answer_question(&request_id, answer)
+    engine_for_request(&app, &state, &request_id, Need::Decision)?.answer_question(&request_id, answer).map(|_| ())
 }
 
 #[derive(Deserialize)]

@@ -1,7 +1,8 @@
 // The window a person keeps open: sessions in the sidebar updating live across two sessions,
 // a task run and approved with the keyboard alone (Ctrl+K), Esc while typing an answer not
 // cancelling the run, the reading position kept while text streams, the Trust view, and tasks
-// started in a terminal: shown in the sidebar, and cancelled from the window.
+// started in a terminal: shown in the sidebar, cancelled from the window, and their questions
+// answered there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -157,6 +158,46 @@ test("a task running in a terminal is cancelled from the window: the terminal st
     assert.match(said, /cancelled: asked from another terminal or the window/, "the terminal says who stopped it");
     await waitStatus("cancelled", 10_000);
     await shot(win.app, "cancelled-from-the-window");
+  } finally {
+    cli.kill();
+  }
+});
+
+test("a question asked in a terminal is answered in the window: the terminal's run goes on with it", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  const line = [path.join(repoRoot, "target/debug/finishline"), "run", "ask me in a terminal which folder", "--workspace", ws, "--base-url", win.fake.baseUrl, "--model", "fake-model", "--data-dir", appDataDir(win.home)]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+    .join(" ");
+  // `script` gives the run a terminal, so it asks there, as for a person at one.
+  const cli = spawn("script", ["-qfec", line, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"] });
+  let said = "";
+  cli.stdout.on("data", (d) => (said += d));
+  cli.stderr.on("data", (d) => (said += d));
+  const exited = new Promise((resolve) => cli.on("exit", (code) => resolve(code)));
+  try {
+    await win.app.waitUntil(async () => /Your answer/.test(said), { timeout: 30_000, timeoutMsg: `the terminal never asked: ${said}` });
+    const waiting = () => win.app.execute(() => document.querySelector('[data-testid="side-waiting"]')?.textContent ?? "");
+    await win.app.waitUntil(async () => /in a terminal/.test(await waiting()), { timeout: 10_000, timeoutMsg: "the terminal's question never reached Waiting for you" });
+    const id = await win.app.execute(
+      () => [...document.querySelectorAll('[data-testid="side-waiting"] [data-testid="side-session"]')].find((e) => /in a terminal/.test(e.textContent ?? ""))?.getAttribute("data-session") ?? "",
+    );
+    await (await q(`[data-testid="side-session"][data-session="${id}"]`)).click();
+    const answer = await q('input[aria-label="Your answer"]');
+    await answer.waitForDisplayed({ timeout: 10_000, timeoutMsg: "the window does not offer to answer the terminal's question" });
+    await answer.click();
+    await answer.addValue("docs");
+    await win.app.keys(["Enter"]);
+    await win.app.waitUntil(async () => /Review: \[a\]pprove/.test(said), { timeout: 30_000, timeoutMsg: `the terminal's run did not go on with the window's answer: ${said}` });
+    assert.match(said, /Answered elsewhere \(another terminal or the window\): docs/, "the terminal says where the answer came from");
+    const card = () => win.app.execute(() => document.querySelector('[data-testid="question"]')?.textContent ?? "");
+    await win.app.waitUntil(async () => /You answered: docs/.test(await card()), { timeout: 10_000, timeoutMsg: "the window does not show the answer it gave" });
+    await waitStatus("awaiting_review", 10_000);
+    // The sidebar hears of another process's changes within its two-second look.
+    await win.app.waitUntil(async () => /in a terminal[\s\S]*Ready for review/.test(await waiting()), { timeout: 10_000, timeoutMsg: "the sidebar never showed the review waiting" });
+    await shot(win.app, "terminal-question-answered-in-window");
+    cli.stdin.write("a\n");
+    const code = await Promise.race([exited, sleep(15_000).then(() => "still running after 15 s")]);
+    assert.equal(code, 0, `approved at the terminal: ${said}`);
   } finally {
     cli.kill();
   }

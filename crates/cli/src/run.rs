@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use finishline_engine::agent::{Engine, ReviewOutcome};
+use finishline_engine::agent::{Delivered, Engine, ReviewOutcome};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
@@ -611,7 +611,12 @@ async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, o
         None
     };
     match answered {
-        Some(Ok(())) => Ok(()),
+        Some(Ok(Delivered::Elsewhere(r))) => {
+            // The run that asked goes on with it there, and asks its review there.
+            errln!("finishline: your answer was handed to the run in process {} on {}; the task goes on there", r.pid, r.host);
+            Err(exit::OK)
+        }
+        Some(Ok(_)) => Ok(()),
         Some(Err(e)) => Err(fail(exit::FAILED, json, &e.to_string())),
         None => {
             if kind == "question" {
@@ -761,9 +766,29 @@ pub(crate) async fn answer_at_terminal(store: &Store, sid: &SessionId, request: 
         Typed::Closed => Some(None),
         Typed::Stopped => {
             crate::output::say("\n");
+            if let Some(answer) = answered_elsewhere(store, sid, request) {
+                errln!("Answered elsewhere (another terminal or the window): {answer}");
+            }
             None
         }
     }
+}
+
+/// How a request was answered from another terminal or the window, in the words of its
+/// answer; `None` when it was not answered (the task cancelled).
+fn answered_elsewhere(store: &Store, sid: &SessionId, request: &RequestId) -> Option<String> {
+    store.events(sid, 0).ok()?.into_iter().rev().find_map(|e| match e.event {
+        EngineEvent::QuestionAnswered { request_id, answer, .. } if request_id == *request => Some(answer.unwrap_or_else(|| "(declined)".into())),
+        EngineEvent::PermissionResolved { request_id, decision, .. } if request_id == *request => Some(
+            match decision {
+                PermissionDecision::AllowOnce => "allowed once",
+                PermissionDecision::AllowSession => "allowed for this session",
+                PermissionDecision::Deny => "denied",
+            }
+            .into(),
+        ),
+        _ => None,
+    })
 }
 
 /// Allow once, always or not: asked as [`answer_at_terminal`] asks.

@@ -1176,6 +1176,69 @@ async fn a_question_asked_at_a_terminal_ends_there_when_the_task_is_cancelled_el
     assert!(said.contains("cancelled: asked from another terminal or the window"), "it says who stopped it: {said}");
 }
 
+/// The agent's question asked at a terminal, and answered from another terminal (or the window)
+/// meanwhile: the answer reaches the run that asked, which goes on with it in its own process;
+/// the first terminal stops asking and says where the answer came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_at_a_terminal_can_be_answered_from_another_terminal() {
+    use std::io::Write;
+    let server = FakeServer::start(colour_question()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(&["run", "write my favourite colour", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let mut keys = terminal.stdin.take().unwrap();
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Your answer")));
+    assert!(asked, "the terminal asks the agent's question: {}", seen.lock().unwrap());
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let answer = finishline(&["sessions", "resume", &id, "blue"], &e.data);
+    let told = String::from_utf8_lossy(&answer.stderr).into_owned();
+    assert_eq!(answer.status.code(), Some(0), "the answer is taken: {told}");
+    assert!(told.contains("answer was handed to the run in process"), "it says where the task goes on: {told}");
+    let review = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Review: [a]pprove")));
+    let said = seen.lock().unwrap().clone();
+    assert!(review, "the run that asked went on with the answer and finished: {said}");
+    assert!(said.contains("Answered elsewhere (another terminal or the window): blue"), "the first terminal says so: {said}");
+    keys.write_all(b"a\n").unwrap();
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 30));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "approved at the first terminal: {}", seen.lock().unwrap());
+    assert_eq!(std::fs::read_to_string(e.ws.join("colour.txt")).unwrap(), "blue\n", "the answer from elsewhere shaped the work");
+}
+
+/// A tool's permission asked at a terminal, and given from another terminal meanwhile (`sessions
+/// resume ID --allow TOOL`): the command runs in the run that asked, and the first terminal
+/// says it was allowed elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_asked_at_a_terminal_can_be_given_from_another_terminal() {
+    use std::io::Write;
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ran\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "exit code"}, "reply": {"text": "Done! ran.txt is there."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Touching it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(&["run", "touch ran.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Allow run_command")));
+    assert!(asked, "the terminal asks for the permission: {}", seen.lock().unwrap());
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let allow = finishline(&["sessions", "resume", &id, "--allow", "run_command"], &e.data);
+    assert_eq!(allow.status.code(), Some(0), "the permission is taken: {}", String::from_utf8_lossy(&allow.stderr));
+    let review = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Review: [a]pprove")));
+    let said = seen.lock().unwrap().clone();
+    assert!(review, "the run that asked ran the command and finished: {said}");
+    assert!(said.contains("Answered elsewhere (another terminal or the window): allowed once"), "the first terminal says so: {said}");
+    assert!(e.ws.join("ran.txt").exists(), "the command allowed elsewhere ran");
+    terminal.stdin.take().unwrap().write_all(b"a\n").unwrap();
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 30));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "approved at the first terminal: {}", seen.lock().unwrap());
+}
+
 /// `--review reject` is a dry run: nobody looked at the work, so the trust figures do not take it
 /// for a person's verdict (it counted as the evaluator wrongly saying done, and as the agent's
 /// work refused).

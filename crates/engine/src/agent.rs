@@ -146,6 +146,18 @@ struct Live {
     asked_elsewhere: std::collections::HashSet<SessionId>,
 }
 
+/// Where a person's answer went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivered {
+    /// To the run of this process that waited for it.
+    Here,
+    /// To the run that asked, in another process (a terminal, a second window): it goes on
+    /// with the answer there.
+    Elsewhere(crate::store::RunsElsewhere),
+    /// The process that asked is gone: a new run here carries the answer out.
+    Resumed,
+}
+
 /// What a cancel did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -645,17 +657,22 @@ impl Engine {
     /// Records the answer once, then hands it to the run waiting for it. When no run in this
     /// process waits (the process that asked is gone), the answer resumes the session: a new run
     /// carries out the call the request was about and goes on.
-    fn deliver(self: &Arc<Self>, request: &RequestId, kind: RequestKind, events: Vec<EngineEvent>, answer: Answer) -> Result<()> {
+    fn deliver(self: &Arc<Self>, request: &RequestId, kind: RequestKind, events: Vec<EngineEvent>, answer: Answer) -> Result<Delivered> {
         let waiting_here = self.live().waiters.contains_key(request);
         if waiting_here {
             self.store.resolve_request(request, kind, SessionStatus::AwaitingApproval, None, events)?;
             if let Some(tx) = self.live().waiters.remove(request) {
                 let _ = tx.send(answer);
             }
-            return Ok(());
+            return Ok(Delivered::Here);
         }
-        // The answer and the run that carries it out are one step: a live process that still
-        // waits keeps its request (its lease refuses the step), and two answers start one run.
+        // Another live process's run waits for it: recorded, that run picks it up.
+        if let Some(elsewhere) = self.store.resolve_for_holder(request, kind, SessionStatus::AwaitingApproval, events.clone())? {
+            return Ok(Delivered::Elsewhere(elsewhere));
+        }
+        // The answer and the run that carries it out are one step: a process that takes the
+        // session meanwhile keeps its request (its lease refuses the step), and two answers
+        // start one run.
         let run = RunId::new();
         let mut events: Vec<EngineEvent> = events.into_iter().filter(|e| !matches!(e, EngineEvent::StatusChanged { .. })).collect();
         events.push(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "resuming from your answer".into() });
@@ -665,11 +682,11 @@ impl Engine {
             run,
             run::RunStart { trigger: RunTrigger::Resume, user_message: None, answer: Some((request.clone(), answer)), plan: PlanMode::Off, continuation: None },
         );
-        Ok(())
+        Ok(Delivered::Resumed)
     }
 
     /// Allow once, allow for the session, or deny. Applies once; a second answer is reported.
-    pub fn respond_permission(self: &Arc<Self>, request: &RequestId, decision: PermissionDecision) -> Result<()> {
+    pub fn respond_permission(self: &Arc<Self>, request: &RequestId, decision: PermissionDecision) -> Result<Delivered> {
         let events = vec![
             EngineEvent::PermissionResolved { request_id: request.clone(), decision },
             EngineEvent::StatusChanged { status: SessionStatus::Busy, attempt: None, max_retries: None, next_retry_at: None, message: None },
@@ -678,7 +695,7 @@ impl Engine {
     }
 
     /// Answers an `ask_user` question; `None` declines it.
-    pub fn answer_question(self: &Arc<Self>, request: &RequestId, answer: Option<String>) -> Result<()> {
+    pub fn answer_question(self: &Arc<Self>, request: &RequestId, answer: Option<String>) -> Result<Delivered> {
         let declined = answer.as_deref().is_none_or(|a| a.trim().is_empty());
         let answer = if declined { None } else { answer };
         let events = vec![

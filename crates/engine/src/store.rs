@@ -530,6 +530,28 @@ impl Store {
         })
     }
 
+    /// Records a decision for the run that asked, when that run is another live process's: it
+    /// sees the decision ([`Store::request_state`]) and carries it out. One step, so a process
+    /// that dies meanwhile leaves the request open for an answer that resumes the session.
+    /// `None` (nothing written) when no other live process holds the session.
+    pub fn resolve_for_holder(
+        &self,
+        request: &RequestId,
+        kind: decisions::RequestKind,
+        waiting_status: SessionStatus,
+        events: Vec<EngineEvent>,
+    ) -> Result<Option<RunsElsewhere>> {
+        let now = self.clock.now_ms();
+        self.transact(|tx, out| {
+            let session = Self::check_undecided(tx, request, kind, waiting_status)?;
+            let Some(elsewhere) = self.held_elsewhere_in(tx, &session, now)? else { return Ok(None) };
+            for e in events {
+                out.push(self.append_in(tx, &session, None, e)?);
+            }
+            Ok(Some(elsewhere))
+        })
+    }
+
     /// Applies a decision and starts the run that carries it out, in one step: the decision is
     /// never recorded without its run, and the run never starts twice.
     pub fn resolve_and_begin(

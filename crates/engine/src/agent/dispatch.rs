@@ -162,11 +162,26 @@ impl Run {
         }
     }
 
-    /// Waits for the person. Cancel resolves the request as cancelled, so its buttons go dead and
-    /// it is never recorded as a denial or a declined answer.
+    /// Waits for the person, here or in another process (the window while this runs in a
+    /// terminal, or another terminal): that one records the answer, which this run reads back.
+    /// Cancel resolves the request as cancelled, so its buttons go dead and it is never recorded
+    /// as a denial or a declined answer.
     async fn wait_for(&self, request: &RequestId, kind: RequestKind, rx: tokio::sync::oneshot::Receiver<Answer>) -> Result<Answer, Halt> {
+        let from_elsewhere = async {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+                if let Some(answer) = recorded_answer(&self.engine.store, &self.session, request, kind) {
+                    return answer;
+                }
+            }
+        };
         let answer = tokio::select! {
             a = rx => a.ok(),
+            a = from_elsewhere => {
+                self.engine.forget_waiter(request);
+                // Ended elsewhere: already recorded there, nothing to record here.
+                return a.ok_or(Halt::Cancelled);
+            }
             _ = self.cancel.cancelled() => None,
         };
         match answer {
@@ -290,6 +305,22 @@ impl Run {
             None => Ok(()),
         }
     }
+}
+
+/// The decision recorded for `request`, once there is one: `Some(None)` when it was cancelled.
+/// A store that cannot be read now is asked again later.
+fn recorded_answer(store: &crate::store::Store, session: &SessionId, request: &RequestId, kind: RequestKind) -> Option<Option<Answer>> {
+    let decision = store.request_state(request).ok()??.2?;
+    if decision == "cancelled" {
+        return Some(None);
+    }
+    Some(Some(match kind {
+        RequestKind::Permission => Answer::Permission(serde_json::from_value(Value::String(decision)).unwrap_or(PermissionDecision::Deny)),
+        _ => Answer::Question(store.events(session, 0).ok()?.into_iter().find_map(|e| match e.event {
+            EngineEvent::QuestionAnswered { request_id, answer, .. } if request_id == *request => Some(answer),
+            _ => None,
+        })?),
+    }))
 }
 
 fn answered(answer: &str) -> ToolOutput {

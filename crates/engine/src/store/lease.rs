@@ -83,6 +83,12 @@ impl Store {
         fresh && !dead_here
     }
 
+    /// The other live process that holds the session, inside a caller's transaction.
+    pub(super) fn held_elsewhere_in(&self, tx: &Transaction<'_>, session: &SessionId, now: i64) -> Result<Option<RunsElsewhere>> {
+        let h = Self::holder(tx, session)?.ok_or_else(|| Error::NotFound(format!("session {session}")))?;
+        Ok(self.held_by_someone_else(&h, now).then(|| RunsElsewhere { pid: h.pid.unwrap_or(0), host: h.host.unwrap_or_default() }))
+    }
+
     /// Whether someone other than `holder` has the session: another live process, or another
     /// run of this one. A lease names its run, so two engines in one process (each IPC call of
     /// the app builds one) cannot both run a session either.
@@ -250,12 +256,9 @@ impl Store {
             if !SessionStatus::parse(&status).is_some_and(SessionStatus::at_work) {
                 return Ok(None);
             }
-            let h = Self::holder(tx, session)?.expect("the session exists");
-            if !self.held_by_someone_else(&h, now) {
-                return Ok(None);
-            }
+            let Some(elsewhere) = self.held_elsewhere_in(tx, session, now)? else { return Ok(None) };
             tx.execute("UPDATE sessions SET cancel_asked_of = lease_owner WHERE id = ?1", params![session.0])?;
-            Ok(Some(RunsElsewhere { pid: h.pid.unwrap_or(0), host: h.host.unwrap_or_default() }))
+            Ok(Some(elsewhere))
         })
     }
 
