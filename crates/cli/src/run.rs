@@ -663,15 +663,20 @@ fn unknown_tool(opts: &RunOptions, settings: &finishline_engine::config::setting
     Some(format!("--allow {unknown}: Finishline's agent has no such tool; name one of {}, an MCP server's tool as server__tool, or all", names.join(", ")))
 }
 
-/// The plan the run just made waits for the person: asked at a terminal, and run or cancelled as
-/// they answer. The exit code when following ends here (nobody to ask, Ctrl+D, a failed start).
+/// The plan the run just made waits for the person: asked at a terminal, and run when they say
+/// yes. The exit code when following ends here (no, nobody to ask, Ctrl+D, a failed start).
 async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, seq: u64, interactive: bool, json: bool) -> Option<u8> {
     if !interactive {
         say_plan_waits(sid, "waits for your go-ahead");
         return Some(exit::WAITING);
     }
-    let yes = match ask_go_ahead(store, sid, seq).await {
-        GoAhead::Given(yes) => yes,
+    match ask_go_ahead(store, sid, seq).await {
+        GoAhead::Given(true) => {}
+        // No is not cancel: the plan waits, to be edited in the window or run later.
+        GoAhead::Given(false) => {
+            say_plan_waits(sid, "still waits");
+            return Some(exit::WAITING);
+        }
         GoAhead::Closed => {
             say_plan_waits(sid, "waits for your go-ahead");
             return Some(exit::WAITING);
@@ -689,14 +694,7 @@ async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, seq
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if yes {
-        if let Err(e) = engine.run_plan(sid, None) {
-            return Some(fail(exit::FAILED, json, &e.to_string()));
-        }
-    } else {
-        engine.cancel(sid);
-    }
-    None
+    engine.run_plan(sid, None).err().map(|e| fail(exit::FAILED, json, &e.to_string()))
 }
 
 /// What came of asking for a plan's go-ahead at the terminal.

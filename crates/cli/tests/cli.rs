@@ -653,6 +653,40 @@ async fn a_plan_waiting_at_a_terminal_and_cancelled_elsewhere_ends_the_question_
     assert!(!e.ws.join("c.txt").exists(), "nothing of that plan ran either");
 }
 
+/// "n" at a plan's go-ahead, in a run or a resume alike, leaves the plan waiting (exit 6) with
+/// the ways on: nothing is cancelled that the person did not cancel, and the plan can still be
+/// edited in the window or run later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_to_a_plan_at_a_terminal_leaves_it_waiting_to_be_run_later() {
+    use std::io::Write;
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(
+        &["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"],
+        &e.data,
+    );
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Run this plan?")));
+    assert!(asked, "the terminal asks for the plan's go-ahead: {}", seen.lock().unwrap());
+    terminal.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(6), "the plan waits: {said}");
+    assert!(said.contains("the plan still waits") && said.contains("sessions resume"), "it says how to go on: {said}");
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).into_owned();
+    assert!(listed.contains("awaiting_approval"), "not cancelled: {listed}");
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    let (d, u) = (e.data.clone(), url.clone());
+    let resumed =
+        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "--base-url", &u, "--model", "fake-model", "--review", "approve"], &d))
+            .await
+            .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "run later, as the manager made it: {}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(e.ws.join("a.txt").exists() && e.ws.join("b.txt").exists(), "both steps ran");
+}
+
 /// `finishline … | head -1`: once the reader has gone, a run stops as Ctrl-C stops it (recorded
 /// cancelled, its agents ended) and every command ends quietly, never with a panic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
