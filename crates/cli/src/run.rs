@@ -363,8 +363,8 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     ReviewMode::Reject => reject_unattended(engine, store, &sid, review_id, opts.force_revert),
                     ReviewMode::Prompt if interactive => match prompt_review(store, &sid, review_id).await {
                         Reviewed::Decided(d, fb) => {
-                            if decide_in_terminal(engine, review_id, d, fb, opts.force_revert) {
-                                break exit::WAITING;
+                            if let Some(code) = decide_in_terminal(engine, &sid, review_id, d, fb, opts.force_revert) {
+                                break code;
                             }
                         }
                         // The input closed: the review stays open, said below.
@@ -840,14 +840,33 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId) -> Re
     }
 }
 
-fn yes(q: &str) -> bool {
-    prompt_line(q).is_some_and(|a| a.to_ascii_lowercase().starts_with('y'))
+/// A line typed while the review still waits; `None` once it was decided elsewhere meanwhile
+/// (another terminal, the window): a key typed then would land on a decided review. A closed
+/// input is an empty line, the safe answer to each question asked here.
+fn line_while_open(store: &Store, review: &RequestId, q: &str) -> Option<String> {
+    crate::output::say(q);
+    let open = || store.request_state(review).ok().flatten().is_some_and(|(_, _, decided)| decided.is_none());
+    match crate::typed::line_unless_here(|| !open()) {
+        Typed::Line(a) => Some(a.to_ascii_lowercase()),
+        Typed::Closed => Some(String::new()),
+        Typed::Stopped => None,
+    }
 }
 
 /// A decision made at the terminal. A reject asks whether to revert the agent's changes, and
 /// asks again before overwriting files the person edited after the agent. An approval that
-/// cannot land offers the ways out. True when the review is left waiting.
-fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decision, feedback: Option<String>, force_revert: bool) -> bool {
+/// cannot land offers the ways out. The exit code when following ends here: the review left
+/// waiting, or decided elsewhere while one of these was asked.
+fn decide_in_terminal(
+    engine: &Arc<Engine>,
+    sid: &SessionId,
+    review: &RequestId,
+    decision: Decision,
+    feedback: Option<String>,
+    force_revert: bool,
+) -> Option<u8> {
+    let store = &engine.store;
+    let waits = |open: bool| open.then_some(exit::WAITING);
     if decision == Decision::Approve {
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
@@ -859,43 +878,48 @@ fn decide_in_terminal(engine: &Arc<Engine>, review: &RequestId, decision: Decisi
                 } else {
                     "[k]eep the task's branch for later / [l]eave the review open: "
                 };
-                let a = prompt_line(q).unwrap_or_default().to_ascii_lowercase();
+                let Some(a) = line_while_open(store, review, q) else { return Some(decided_elsewhere(store, sid)) };
                 if a.starts_with('k') {
                     let choice = finishline_engine::agent::ReviewChoice {
                         landing: Some(LandingMode::Branch),
                         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
                     };
-                    reported(engine, review, engine.decide(review, choice))
+                    waits(reported(engine, review, engine.decide(review, choice)))
                 } else if resolvable && a.starts_with('r') {
-                    engine.resolve_conflict(review).map(|_| false).unwrap_or_else(|e| {
+                    engine.resolve_conflict(review).map(|_| None).unwrap_or_else(|e| {
                         errln!("finishline: {e}");
-                        true
+                        Some(exit::WAITING)
                     })
                 } else {
-                    true
+                    Some(exit::WAITING)
                 }
             }
-            other => reported(engine, review, other),
+            other => waits(reported(engine, review, other)),
         };
     }
     if decision != Decision::Reject {
-        return reported(engine, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person));
+        return waits(reported(engine, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person)));
     }
-    let revert = force_revert || yes("Also revert the agent's changes to your files? [y/N]: ");
+    let revert = force_revert
+        || match line_while_open(store, review, "Also revert the agent's changes to your files? [y/N]: ") {
+            Some(a) => a.starts_with('y'),
+            None => return Some(decided_elsewhere(store, sid)),
+        };
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
             let asked = crate::hint::sentence(&in_the_way(&conflicts, &no_file));
-            let overwrite = yes(&format!("{asked}. Overwrite {} too? [y/N]: ", if conflicts.len() == 1 { "it" } else { "them" }));
+            let q = format!("{asked}. Overwrite {} too? [y/N]: ", if conflicts.len() == 1 { "it" } else { "them" });
+            let Some(a) = line_while_open(store, review, &q) else { return Some(decided_elsewhere(store, sid)) };
             // Either way the rest is reverted; those files only when the person says so, and
             // only those: one edited while the question waited is left, and named.
             let choice = finishline_engine::agent::ReviewChoice {
                 revert: true,
-                overwrite: finishline_engine::agent::Overwrite::Files(if overwrite { conflicts } else { vec![] }),
+                overwrite: finishline_engine::agent::Overwrite::Files(if a.starts_with('y') { conflicts } else { vec![] }),
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            reported(engine, review, engine.decide(review, choice))
+            waits(reported(engine, review, engine.decide(review, choice)))
         }
-        other => reported(engine, review, other),
+        other => waits(reported(engine, review, other)),
     }
 }
 

@@ -3950,3 +3950,30 @@ async fn a_landing_says_which_of_the_persons_hooks_and_signing_it_did_not_apply(
     assert!(said.contains("Landed on main"), "{said}");
     assert!(said.contains("Your git hooks did not run for it (pre-commit), and it is not signed (commit.gpgsign is on)"), "{said}");
 }
+
+/// Approved at a terminal, blocked from landing by the person's uncommitted edit: the terminal
+/// offers its ways out (keep the branch, leave the review open). Decided meanwhile from another
+/// terminal or the window, it stops asking and ends as that decision did, instead of waiting for
+/// a key that would land on a decided review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_decided_elsewhere() {
+    let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
+    let r = repo(dir.path());
+    let ws = r.to_string_lossy().into_owned();
+    let mut terminal = support::cli::in_a_terminal(&["run", "write README.md", "--workspace", &ws, "--base-url", &cli.url, "--model", "m"], &cli.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let mut keys = terminal.stdin.take().unwrap();
+    let review = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Review: [a]pprove")));
+    assert!(review, "the review is asked: {}", seen.lock().unwrap());
+    keys.write_all(b"a\n").unwrap();
+    let ways = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("[k]eep the task's branch")));
+    assert!(ways, "the landing is blocked by the person's edit, and the ways out are asked: {}", seen.lock().unwrap());
+    let id = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).split_whitespace().next().unwrap().to_string();
+    let rejected = cli.review(&id, &["--reject"]);
+    assert_eq!(rejected.status.code(), Some(3), "rejected from another terminal: {}", String::from_utf8_lossy(&rejected.stderr));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(3), "the terminal stops asking and ends rejected: {said}");
+    assert!(said.contains("Decided elsewhere (another terminal or the window): rejected."), "it says so: {said}");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is as it was");
+}
