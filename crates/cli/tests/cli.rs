@@ -653,6 +653,39 @@ async fn a_plan_waiting_at_a_terminal_and_cancelled_elsewhere_ends_the_question_
     assert!(!e.ws.join("c.txt").exists(), "nothing of that plan ran either");
 }
 
+/// A plan left waiting, resumed at a terminal that asks for its go-ahead, and run meanwhile from
+/// another terminal: the first stops asking, says so and exits 0, since the plan runs there and
+/// nothing waits for it here; the plan ran once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_asked_about_at_a_terminal_and_run_from_another_ends_the_question_with_success() {
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let waiting = &["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"];
+    assert_eq!(finishline(waiting, &e.data).status.code(), Some(6), "with nobody at a terminal the plan waits");
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let mut terminal = in_a_terminal(&["sessions", "resume", &id, "--plan-review", "prompt", "--base-url", &url, "--model", "fake-model"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Run this plan?")));
+    assert!(asked, "resuming at a terminal asks for the go-ahead: {}", seen.lock().unwrap());
+    let (d, u, i) = (e.data.clone(), url.clone(), id.clone());
+    let run =
+        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &i, "--base-url", &u, "--model", "fake-model", "--review", "approve"], &d))
+            .await
+            .unwrap();
+    assert_eq!(run.status.code(), Some(0), "run from the other terminal: {}", String::from_utf8_lossy(&run.stderr));
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 15));
+    let said = seen.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "the first terminal ends, the plan being run elsewhere: {said}");
+    assert!(said.contains("the plan was answered in another terminal or the window"), "{said}");
+    assert!(e.ws.join("a.txt").exists() && e.ws.join("b.txt").exists(), "the plan ran");
+    let store = finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let events = store.events(&finishline_engine::domain::SessionId(id.clone()), 0).unwrap();
+    let reviewed = events.iter().filter(|e| matches!(e.event, finishline_engine::event::EngineEvent::PlanReviewed { .. })).count();
+    assert_eq!(reviewed, 1, "the plan was run once");
+}
+
 /// "n" at a plan's go-ahead, in a run or a resume alike, leaves the plan waiting (exit 6) with
 /// the ways on: nothing is cancelled that the person did not cancel, and the plan can still be
 /// edited in the window or run later.
