@@ -2944,7 +2944,7 @@ async fn asking_for_changes_at_the_terminal_without_saying_which_sends_nothing_a
 
 /// Runs a task in a pseudo-terminal and types `input` at its review; what it said and its exit.
 fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Option<i32>) {
-    let mut child = in_a_terminal(cli, r).spawn().unwrap();
+    let mut child = hello_in_a_terminal(cli, r).spawn().unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout).to_string();
@@ -2954,23 +2954,13 @@ fn review_typed_at_a_terminal(cli: &Cli, r: &Path, input: &[u8]) -> (String, Opt
 
 /// `finishline run "write hello.txt"` in `r`, in a pseudo-terminal (`script`), its input and
 /// output piped; given a minute at most.
-fn in_a_terminal(cli: &Cli, r: &Path) -> Command {
+fn hello_in_a_terminal(cli: &Cli, r: &Path) -> Command {
     task_in_a_terminal(cli, "write hello.txt", r)
 }
 
 /// `finishline run TASK` in `r`, in a pseudo-terminal, as [`in_a_terminal`].
 fn task_in_a_terminal(cli: &Cli, task: &str, r: &Path) -> Command {
-    let run = cli.cmd(&["run", task, "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]);
-    let line = std::iter::once(run.get_program()).chain(run.get_args()).map(|a| format!("'{}'", a.to_string_lossy())).collect::<Vec<_>>().join(" ");
-    let mut in_terminal = Command::new("timeout");
-    in_terminal.args(["60", "script", "-qec", &line, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (k, v) in run.get_envs() {
-        match v {
-            Some(v) => in_terminal.env(k, v),
-            None => in_terminal.env_remove(k),
-        };
-    }
-    in_terminal
+    terminal(&["run", task, "--workspace", r.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"], &cli.data, Some(60))
 }
 
 /// A task that wrote one.txt and two.txt in a plain folder, run in a terminal and waiting at its
@@ -3692,7 +3682,7 @@ async fn cancelling_a_task_whose_review_waits_names_the_review_command_instead()
 /// A task run in a pseudo-terminal, its input kept open, waiting at its review prompt: the
 /// terminal's process, the input, and the session.
 fn at_the_review_prompt(cli: &Cli, r: &Path) -> (std::process::Child, std::process::ChildStdin, String) {
-    at_the_review_prompt_of(cli, in_a_terminal(cli, r))
+    at_the_review_prompt_of(cli, hello_in_a_terminal(cli, r))
 }
 
 /// What the terminal shows, as it shows it, read on a thread of its own until the child's output
@@ -3960,7 +3950,7 @@ async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_
     let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
     let r = repo(dir.path());
     let ws = r.to_string_lossy().into_owned();
-    let mut terminal = support::cli::in_a_terminal(&["run", "write README.md", "--workspace", &ws, "--base-url", &cli.url, "--model", "m"], &cli.data);
+    let mut terminal = in_a_terminal(&["run", "write README.md", "--workspace", &ws, "--base-url", &cli.url, "--model", "m"], &cli.data);
     let seen = collect(terminal.stdout.take().unwrap());
     let mut keys = terminal.stdin.take().unwrap();
     let review = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("Review: [a]pprove")));

@@ -53,9 +53,22 @@ pub fn spawn_finishline(args: &[&str], data: &Path) -> std::process::Child {
 /// prints, the terminal's echo and all, comes out of the child's stdout; what the test writes to
 /// its stdin is typed.
 pub fn in_a_terminal(args: &[&str], data: &Path) -> std::process::Child {
+    terminal(args, data, None).spawn().unwrap()
+}
+
+/// [`in_a_terminal`], not started yet; given `within` seconds, finishline is stopped then and the
+/// terminal ends with 124, as `timeout` ends (kept in the foreground, so it still reads the
+/// terminal).
+pub fn terminal(args: &[&str], data: &Path, within: Option<u64>) -> Command {
     let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
     let inner = command(args, data);
-    let line: Vec<String> = std::iter::once(bin().to_string()).chain(inner.get_args().map(|a| a.to_string_lossy().into_owned())).map(|a| quote(&a)).collect();
+    let limit = within.map(|s| vec!["timeout".to_string(), "--foreground".to_string(), s.to_string()]).unwrap_or_default();
+    let line: Vec<String> = limit
+        .into_iter()
+        .chain(std::iter::once(bin().to_string()))
+        .chain(inner.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .map(|a| quote(&a))
+        .collect();
     let mut c = Command::new("script");
     with_ctrl_c(&mut c);
     for (k, v) in inner.get_envs() {
@@ -64,7 +77,8 @@ pub fn in_a_terminal(args: &[&str], data: &Path) -> std::process::Child {
             None => c.env_remove(k),
         };
     }
-    c.args(["-qfec", &line.join(" "), "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    c.args(["-qfec", &line.join(" "), "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c
 }
 
 /// The child's exit, if it comes within `secs`; otherwise it is killed and `None` returned.
