@@ -69,3 +69,32 @@ test("comments on two lines go back as a continuation and come back as a checkli
   assert.match(await items[0].getText(), /line 1 reads pear/, "with the evaluator's word on it");
   await shot(win.app, "comments-checklist");
 });
+
+test("a long path in a narrow window wraps beside its badge and keeps Viewed on one line", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
+  await typeInto(win.app, await testid("task-input"), "write the exchange rate adapter");
+  await clickAway(await testid("run"));
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
+  await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
+  const restore = await resizeWindow(win.app, 900, 700);
+  try {
+    const head = await win.app.execute(() => {
+      const file = document.querySelector('[data-testid="file-change"][data-path*="ExchangeRateAdapter"]');
+      const viewed = file.querySelector('[data-testid="file-viewed"]').closest("label");
+      const toggle = file.querySelector('[data-testid="file-toggle"]');
+      const badge = toggle.querySelector(".kind").getBoundingClientRect();
+      const lineHeight = parseFloat(getComputedStyle(viewed).lineHeight) || 20;
+      return { viewed: viewed.getBoundingClientRect().height, lineHeight, toggleLeft: toggle.getBoundingClientRect().left, badgeLeft: badge.left, text: viewed.textContent.trim() };
+    });
+    assert.equal(head.text, "Viewed");
+    assert.ok(head.viewed <= head.lineHeight * 1.5, `"Viewed" reads on one line, not a letter or two a line (${JSON.stringify(head)})`);
+    assert.ok(head.badgeLeft - head.toggleLeft < 4, `the path starts at the left with its badge, not centred (${JSON.stringify(head)})`);
+    await shot(win.app, "comments-long-path-900px");
+  } finally {
+    await restore();
+  }
+});

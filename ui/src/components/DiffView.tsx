@@ -243,7 +243,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   const editChanged = () => {
     const edited = editing ? comments.find((c) => c.id === editing) : undefined;
     if (!edited || editDraft.trim() === edited.text.trim()) return false;
-    setError({ at: edited.id, message: "Save or cancel this edit first (Esc cancels it)." });
+    setError({ at: edited.id, message: "Save or cancel this edit first." });
     return true;
   };
   const pick = (change: ChangeData | null, extend: boolean) => {
@@ -354,6 +354,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     const from = changeAt(selection.side, selection.from);
     const to = changeAt(selection.side, selection.to);
     if (from && to) setCursor({ anchor: getChangeKey(from), head: getChangeKey(to) });
+    toLines();
+  };
+  const toLines = () => {
     byKeys.current = true;
     if (region.current) region.current.dataset.keys = "on";
     // Not a Tab into the lines, which would start them at the first line.
@@ -410,7 +413,16 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
             {c.side === "old" ? " (before)" : ""}
           </span>
           {editing === c.id ? (
-            <CommentBox value={editDraft} busy={saving} onChange={setEditDraft} onSave={() => save(c.id)} onCancel={() => { setEditing(null); setEditDraft(""); setError(null); }} />
+            <CommentBox
+              value={editDraft}
+              busy={saving}
+              saveLabel="Save"
+              onChange={setEditDraft}
+              onSave={() => save(c.id)}
+              onCancel={() => { setEditing(null); setEditDraft(""); setError(null); }}
+              // Words changed are kept, as in a new comment's box: Cancel gives them up.
+              onEscape={editDraft.trim() !== c.text.trim() ? toLines : undefined}
+            />
           ) : (
             <>
               <p>{c.text}</p>
@@ -591,9 +603,11 @@ function CommentBox({
   onSave,
   onCancel,
   onEscape = onCancel,
+  saveLabel = "Comment",
 }: {
   value: string;
   busy: boolean;
+  saveLabel?: string;
   onChange: (v: string) => void;
   onSave: () => void;
   onCancel: () => void;
@@ -639,7 +653,7 @@ function CommentBox({
           Cancel
         </button>
         <button className="btn small primary" disabled={!value.trim() || busy} onClick={onSave} data-testid="save-comment">
-          Comment
+          {saveLabel}
         </button>
       </div>
     </div>

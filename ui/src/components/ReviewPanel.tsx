@@ -251,7 +251,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // In a worktree Reject asks anyway: one question says both what goes with it and the words.
   const reject = () => (typedFeedback && !worktree ? setConfirmFeedbackReject(true) : rejectNow());
   // Comments on the diff go to the agent only with Request changes: approving would leave them
-  // unsent without a word, so it asks first.
+  // unsent without a word, so it asks first. So does approving what the audit found weakened, or
+  // past a comment of the person's not confirmed met: the button not being highlighted was the
+  // only word of it before one click accepted them.
   // A comment typed but not added (its Comment button not pressed) goes nowhere: approving or
   // sending feedback past it asks too, naming its files.
   const [confirmApprove, setConfirmApprove] = useState(false);
@@ -259,7 +261,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const approve = () => {
     const typed = unaddedComments(review.reviewId);
     setUnadded(typed);
-    if (review.comments.length > 0 || typed.length > 0 || typedFeedback) setConfirmApprove(true);
+    if (review.comments.length > 0 || typed.length > 0 || typedFeedback || review.audit.length > 0 || unmet > 0) setConfirmApprove(true);
     else void decide("approve");
   };
   const approveButton = useRef<HTMLButtonElement>(null);
@@ -813,13 +815,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       </div>
       {confirmApprove && (
         <KeepOrGo
-          title={
-            review.comments.length + unadded.length === 0
-              ? "Approve without sending your feedback?"
-              : review.comments.length + unadded.length === 1
-                ? "Approve without sending your comment?"
-                : "Approve without sending your comments?"
-          }
+          title={approveQuestion(attempt ? "Choose this attempt" : "Approve", review.comments.length + unadded.length, typedFeedback !== "", review.audit.length, unmet)}
           testid="confirm-approve"
           returnTo={approveButton}
           keep={unadded.length > 0 || typedFeedback ? "Go back to it" : "Keep reviewing"}
@@ -842,6 +838,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           )}
           {unadded.length > 0 && <Unadded files={unadded} />}
           {typedFeedback && <TypedFeedback text={typedFeedback} decision="approving" />}
+          <Unconfirmed audit={review.audit} criteria={review.criteria} />
         </KeepOrGo>
       )}
       {confirmFeedbackReject && (
@@ -928,6 +925,32 @@ function KeepOrGo(props: {
         </button>
       </div>
     </AlertDialog>
+  );
+}
+
+/** The question before approving: what would go unsent first, then what would be accepted unchecked. */
+export function approveQuestion(verb: string, unsent: number, feedback: boolean, audit: number, unmet: number): string {
+  if (unsent > 0) return `${verb} without sending your comment${unsent === 1 ? "" : "s"}?`;
+  if (feedback) return `${verb} without sending your feedback?`;
+  if (audit > 0) return `${verb} with ${audit === 1 ? "1 change that weakens" : `${audit} changes that weaken`} the checks?`;
+  return `${verb} with ${unmet} of your comments not confirmed met?`;
+}
+
+/** The audit's findings and the comments not confirmed met that approving accepts, named (a few). */
+function Unconfirmed({ audit, criteria }: { audit: AuditFinding[]; criteria: Review["criteria"] }) {
+  const few = (items: string[]) => (items.length > 3 ? `${items.slice(0, 3).join("; ")}; and ${items.length - 3} more` : items.join("; "));
+  const unmet = criteria.filter((c) => c.state !== "met");
+  return (
+    <>
+      {audit.length > 0 && (
+        <>
+          {" "}
+          The audit found: {few(audit.map((f) => `${(AUDIT_LABEL[f.rule] ?? f.rule).toLowerCase()} at ${f.path}${f.line ? `:${f.line}` : ""}`))}. Approving accepts{" "}
+          {audit.length === 1 ? "it" : "them"} as {audit.length === 1 ? "it is" : "they are"}.
+        </>
+      )}
+      {unmet.length > 0 && <> Not confirmed met: {few(unmet.map((c) => c.text))}.</>}
+    </>
   );
 }
 
@@ -1089,11 +1112,15 @@ function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]
       <ul className="criteria" data-testid="review-criteria">
         {criteria.map((c) => (
           <li key={c.id} data-state={c.state} data-testid="criterion">
-            <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span> {c.text}
-            <span className="muted small">
-              {" "}
-              — {c.evidence}
-              {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
+            <span className={`tag criterion-${c.state}`}>{c.state === "met" ? "✓ met" : c.state === "unmet" ? "✗ not met" : "? not verifiable"}</span>{" "}
+            {/* One block beside the tag, so a long comment wraps under its own words, not under the tag. */}
+            <span>
+              {c.text}
+              <span className="muted small">
+                {" "}
+                — {c.evidence}
+                {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
+              </span>
             </span>
           </li>
         ))}

@@ -1231,6 +1231,28 @@ describe("review that talks back", () => {
     expect(editing.getByRole("alert")).toHaveTextContent("Save or cancel this edit first");
   });
 
+  it("Esc in an edit with its words changed keeps them, as in a new comment; unchanged, it closes the edit, whose button says Save", async () => {
+    script(
+      [...waiting(), ev({ type: "review_comment", review_id: "r1", comment: { id: "cmt_1", path: "src/a.rs", start_line: 1, end_line: 1, side: "new", quote: "fn a() {", text: "name it" } as never })],
+      (cmd) => (cmd === "review_file" ? "fn a() {\n    let x = 1;\n}\n" : null),
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const comment = await screen.findByTestId("diff-comment", {}, { timeout: 10_000 });
+    await user.click(within(comment).getByTestId("edit-comment"));
+    expect(within(comment).getByTestId("save-comment"), "an edit saves the comment, it does not add another").toHaveTextContent("Save");
+    await user.keyboard("{Escape}");
+    expect(within(screen.getByTestId("diff-comment")).queryByTestId("comment-input"), "nothing changed: Esc closes the edit").toBeNull();
+    await user.click(within(screen.getByTestId("diff-comment")).getByTestId("edit-comment"));
+    await user.keyboard(" constant, as the CI log shows{Escape}");
+    const editing = within(screen.getByTestId("diff-comment"));
+    expect(editing.getByTestId("comment-input"), "the words typed are not lost to Esc").toHaveValue("name it constant, as the CI log shows");
+    expect(editing.getByTestId("comment-input"), "the focus went back to the lines").not.toHaveFocus();
+    await user.click(editing.getByRole("button", { name: "Cancel" }));
+    expect(screen.getByTestId("diff-comment"), "Cancel gives the edit up").toHaveTextContent("name it");
+    expect(within(screen.getByTestId("diff-comment")).queryByTestId("comment-input")).toBeNull();
+  });
+
   it("an edit with its words changed is not dropped for the Edit of another comment", async () => {
     const on = (id: string, line: number, text: string) =>
       ev({ type: "review_comment", review_id: "r1", comment: { id, path: "src/a.rs", start_line: line, end_line: line, side: "new", quote: "", text } as never });
@@ -1653,6 +1675,40 @@ describe("review that talks back", () => {
     const kept = await screen.findByTestId("criterion");
     expect(kept).toHaveTextContent("the evaluator gave no word on this comment");
     expect(kept, "a rejected task has nothing left to check").not.toHaveTextContent("check it yourself");
+  });
+
+  it("approving past the audit's findings or a comment not confirmed met asks first, naming them, and keeps reviewing by default", async () => {
+    const sent: { input: { decision: string } }[] = [];
+    const finding = { rule: "assertion_removed", path: "tests/a.rs", line: 4, detail: "an assertion was removed", excerpt: "assert_eq!(x, 4);" } as const;
+    const decided = (cmd: string, args: unknown) => {
+      if (cmd !== "submit_review") return undefined;
+      sent.push(args as { input: { decision: string } });
+      return { outcome: "decided", status: "completed", revert: null };
+    };
+    script(waiting({ audit: [finding, { ...finding, line: 9, rule: "skip_added" as const }] }), decided);
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    const ask = await screen.findByTestId("confirm-approve");
+    expect(ask).toHaveTextContent("Approve with 2 changes that weaken the checks?");
+    expect(ask).toHaveTextContent("The audit found: assertion removed at tests/a.rs:4; test skipped at tests/a.rs:9. Approving accepts them as they are.");
+    expect(screen.getByTestId("confirm-approve-keep"), "going back to the review is the default").toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(sent, "nothing was decided").toHaveLength(0);
+    await user.click(screen.getByTestId("approve"));
+    await user.click(await screen.findByTestId("confirm-approve-go"));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0].input.decision).toBe("approve");
+    unmount();
+
+    sent.length = 0;
+    script(waiting({ criteria: [{ id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" }] }), decided);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await user.click(await screen.findByTestId("approve"));
+    expect(await screen.findByTestId("confirm-approve")).toHaveTextContent("Approve with 1 of your comments not confirmed met?");
+    expect(screen.getByTestId("confirm-approve")).toHaveTextContent("src/b.rs:1: add a test");
+    await user.click(screen.getByTestId("confirm-approve-keep"));
+    expect(sent).toHaveLength(0);
   });
 
   it("shows the audit's findings, why auto-approve did not take it, and the last review's comments as a checklist", async () => {
