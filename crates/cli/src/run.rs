@@ -1287,17 +1287,20 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
-    let (files, not_landed, in_submodules) = events
+    let (files, not_landed, in_submodules, audit, criteria) = events
         .iter()
         .find_map(|e| match &e.event {
-            EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, .. } if *review_id == review => {
-                Some((files_changed.clone(), not_landed.clone(), in_submodules.clone()))
+            EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, audit, criteria, .. } if *review_id == review => {
+                Some((files_changed.clone(), not_landed.clone(), in_submodules.clone(), audit.clone(), criteria.clone()))
             }
             _ => None,
         })
         .unwrap_or_default();
+    // What the person dismissed since the review was asked for no longer stands against it.
+    let dismissed = finishline_engine::agent::changes::dismissed_findings(&events);
+    let audit: Vec<_> = audit.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect();
     if json {
-        outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files}));
+        outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files, "audit": audit, "criteria": criteria}));
     } else {
         crate::output::human(&format!("{sid} waits for your review: {} file(s) changed\n", files.len()));
         for f in &files {
@@ -1306,6 +1309,16 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         let left_out = crate::view::left_out_lines(&not_landed, &in_submodules);
         if !left_out.is_empty() {
             crate::output::human(&format!("\n{}\n", left_out.join("\n")));
+        }
+        // Beside the diff, what it does not show: that it weakens the checks, and how the
+        // person's comments from the last review fared.
+        if !audit.is_empty() {
+            let lines: Vec<String> = audit.iter().map(|f| crate::view::audit_line(f, &files)).collect();
+            crate::output::human(&format!("\nThe audit found changes that weaken the checks; Approve accepts them:\n{}\n", lines.join("\n")));
+        }
+        if !criteria.is_empty() {
+            let lines: Vec<String> = criteria.iter().map(crate::view::criterion_line).collect();
+            crate::output::human(&format!("\nYour comments from the last review:\n{}\n", lines.join("\n")));
         }
     }
     // The agent resolves a landing that stopped for it, since this review was asked for.

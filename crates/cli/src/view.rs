@@ -283,19 +283,10 @@ impl View {
                     self.line(&format!("    remaining: {r}"));
                 }
                 for f in audit {
-                    // The audit covers what Approve accepts, earlier rounds sent back included.
-                    let shown = files_changed.iter().any(|c| c.get("path").and_then(|p| p.as_str()) == Some(f.path.as_str()));
-                    self.line(&format!("    ⚠ audit: {}{}", f.describe(), if shown { "" } else { " (from an earlier round; Approve accepts it too)" }));
+                    self.line(&audit_line(f, files_changed));
                 }
                 for c in criteria {
-                    let mark = match c.state {
-                        finishline_engine::judge::criteria::CriterionState::Met => "☑ met",
-                        finishline_engine::judge::criteria::CriterionState::Unmet => "☐ unmet",
-                        finishline_engine::judge::criteria::CriterionState::Unverifiable => "? unverifiable",
-                    };
-                    // Nobody checked it: the person is the one to, while the review waits.
-                    let advice = if c.state == finishline_engine::judge::criteria::CriterionState::Unverifiable { ": check it yourself" } else { "" };
-                    self.line(&format!("    {mark}: {} ({}{advice})", c.text, c.evidence));
+                    self.line(&criterion_line(c));
                 }
                 if let Some(a) = auto_approve.as_ref().filter(|a| !a.approved) {
                     self.line(&format!("    not approved automatically: {}", a.reason));
@@ -491,6 +482,26 @@ pub fn left_out_lines(not_landed: &[String], in_submodules: &[String]) -> Vec<St
         ));
     }
     lines
+}
+
+/// An audit finding as a review lists it. The audit covers what Approve accepts, earlier rounds
+/// sent back included: a finding in none of this round's files says so.
+pub fn audit_line(f: &finishline_engine::judge::audit::Finding, files_changed: &[serde_json::Value]) -> String {
+    let shown = files_changed.iter().any(|c| c.get("path").and_then(|p| p.as_str()) == Some(f.path.as_str()));
+    format!("    ⚠ audit: {}{}", f.describe(), if shown { "" } else { " (from an earlier round; Approve accepts it too)" })
+}
+
+/// One of the person's comments from the last review, as the judge found it.
+pub fn criterion_line(c: &finishline_engine::judge::criteria::CriterionResult) -> String {
+    use finishline_engine::judge::criteria::CriterionState;
+    let mark = match c.state {
+        CriterionState::Met => "☑ met",
+        CriterionState::Unmet => "☐ unmet",
+        CriterionState::Unverifiable => "? unverifiable",
+    };
+    // Nobody checked it: the person is the one to, while the review waits.
+    let advice = if c.state == CriterionState::Unverifiable { ": check it yourself" } else { "" };
+    format!("    {mark}: {} ({}{advice})", c.text, c.evidence)
 }
 
 #[cfg(test)]

@@ -92,6 +92,15 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     assert!(asked, "the evaluator's evidence carries the finding");
     let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
     assert!(listed.contains("verified_done") && listed.contains("[audit: 1 weakened check]"), "History does not read it as clean: {listed}");
+    // Looked at from another terminal before deciding, the review names the finding too: the diff
+    // alone does not say that what it approves weakens the checks.
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let shown = finishline(&["sessions", "review", &id], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&shown.stdout), String::from_utf8_lossy(&shown.stderr));
+    assert!(said.contains("audit: test_calc.py:5: assertion removed"), "the waiting review names the finding: {said}");
+    assert!(said.contains("Approve accepts"), "and what approving it means: {said}");
+    let as_json = lines(&finishline(&["sessions", "review", &id, "--json"], &e.data));
+    assert_eq!(as_json[0]["audit"][0]["rule"], "assertion_removed", "and so does its JSON: {as_json:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,6 +136,13 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     assert!(
         out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"),
         "the next review shows the comment as a criterion, met, with the evaluator's word on that comment: {out}"
+    );
+    // And so does that review looked at from another terminal.
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let shown = String::from_utf8_lossy(&finishline(&["sessions", "review", &id], &e.data).stdout).to_string();
+    assert!(
+        shown.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"),
+        "the waiting review shows the checklist: {shown}"
     );
 }
 

@@ -872,7 +872,7 @@ enum Since {
 
 /// The findings the person dismissed for the session and did not take back, in the order
 /// dismissed: (rule, path, excerpt).
-pub(crate) fn dismissed_findings(events: &[Envelope]) -> Vec<(crate::judge::audit::AuditRule, String, String)> {
+pub fn dismissed_findings(events: &[Envelope]) -> Vec<(crate::judge::audit::AuditRule, String, String)> {
     let mut out: Vec<(crate::judge::audit::AuditRule, String, String)> = Vec::new();
     for e in events {
         match &e.event {
