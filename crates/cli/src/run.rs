@@ -1176,22 +1176,28 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         tokio::task::block_in_place(|| engine.settle());
         return code;
     }
-    // All the comments, or none: one that cannot be taken keeps the others off the review too.
+    // All the comments, or none: one that cannot be taken keeps the others off the review too,
+    // and so does anything else in the command that fails. Each gets an id of its own (the engine
+    // makes one), so none stands for a comment of an earlier command.
     let mut comments = Vec::new();
-    for (i, c) in v.comments.iter().enumerate() {
-        match finishline_engine::judge::criteria::parse_cli_comment(c, format!("cli{}", i + 1)) {
+    for c in &v.comments {
+        match finishline_engine::judge::criteria::parse_cli_comment(c, String::new()) {
             Ok(c) => comments.push(c),
             Err(e) => return fail(exit::USAGE, json, &format!("--comment {e}")),
+        }
+    }
+    let comments = match engine.checked_comments(&review_id, comments) {
+        Ok(c) => c,
+        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+    };
+    if !v.copy_ignored.is_empty() {
+        if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
+            return code;
         }
     }
     if !comments.is_empty() {
         if let Err(e) = engine.comments(&review_id, comments) {
             return fail(exit::USAGE, json, &e.to_string());
-        }
-    }
-    if !v.copy_ignored.is_empty() {
-        if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
-            return code;
         }
     }
     let choice = finishline_engine::agent::ReviewChoice {

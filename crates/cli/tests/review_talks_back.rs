@@ -419,3 +419,39 @@ async fn rewriting_the_script_the_agents_own_claim_verifies_with_is_flagged() {
     assert!(stdout.contains("audit: check:2: check configuration changed"), "the audit names the script the claim ran: {stdout}");
     assert_eq!(out.status.code(), Some(6), "left to the person: {stdout}");
 }
+
+/// A request for changes that fails (here on a `--copy-ignored` the review does not name) keeps
+/// none of its comments: the next request sends only its own, never one the person saw refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_changes_that_fails_keeps_none_of_its_comments() {
+    let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
+    assert_eq!(first.status.code(), Some(6), "waits for review");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let ask = |extra: &[&str]| {
+        let mut args = vec!["sessions", "review", &id, "--request-changes", "--base-url", &url, "--model", "m"];
+        args.extend(extra);
+        finishline(&args, &e.data)
+    };
+    let refused = tokio::task::block_in_place(|| {
+        ask(&["--comment", "notes.md:1=say plum instead", "--comment", "notes.md:2=call it a plantain", "--copy-ignored", "nowhere.txt"])
+    });
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(server.requests().iter().all(|r| !r.last_message.contains("plum")), "nothing was sent");
+    let second = tokio::task::block_in_place(|| ask(&["--comment", "notes.md:1=say pear instead"]));
+    assert_eq!(second.status.code(), Some(6), "{}", String::from_utf8_lossy(&second.stderr));
+    let sent = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.last_message.contains("say pear instead"))
+        .expect("the agent was sent the comment");
+    assert!(
+        !sent.last_message.contains("plum") && !sent.last_message.contains("plantain"),
+        "the refused command's comments were never kept, so never sent: {}",
+        sent.last_message
+    );
+}

@@ -980,15 +980,20 @@ impl Engine {
     /// cannot be taken, none, so that none is sent later without the person having seen it kept.
     pub fn comments(&self, review: &RequestId, comments: Vec<crate::judge::criteria::Comment>) -> Result<Vec<crate::judge::criteria::Comment>> {
         let summary = self.pending_review_session(review)?;
-        let events = self.store.events(&summary.id, 0)?;
-        let files = reviewed_files(&events, review);
-        let mut kept = Vec::new();
-        for comment in comments {
-            kept.push(self.quoted(review, &files, comment)?);
-        }
+        let kept = self.checked_comments(review, comments)?;
         let recorded = kept.iter().map(|c| EngineEvent::ReviewComment { review_id: review.clone(), comment: c.clone() }).collect();
         self.store.append_all(&summary.id, None, recorded)?;
         Ok(kept)
+    }
+
+    /// Comments checked against a waiting review's files and quoted, as [`Self::comments`] would
+    /// keep them, without keeping them: a command that does more than comment checks everything
+    /// it was given before any of it is recorded.
+    pub fn checked_comments(&self, review: &RequestId, comments: Vec<crate::judge::criteria::Comment>) -> Result<Vec<crate::judge::criteria::Comment>> {
+        let summary = self.pending_review_session(review)?;
+        let events = self.store.events(&summary.id, 0)?;
+        let files = reviewed_files(&events, review);
+        comments.into_iter().map(|c| self.quoted(review, &files, c)).collect()
     }
 
     /// A comment checked against the review's files, with the lines it is on quoted.
