@@ -176,7 +176,8 @@ enum SessionsCommand {
         #[arg(long, value_name = "FEEDBACK", num_args = 0..=1, default_missing_value = "")]
         request_changes: Option<String>,
         /// A comment on lines of the diff, sent with --request-changes and checked on the next
-        /// run: `FILE:LINE=TEXT` or `FILE:FIRST-LAST=TEXT` (repeatable).
+        /// run: `FILE:LINE=TEXT` or `FILE:FIRST-LAST=TEXT`; on removed lines (numbered as in the
+        /// file as it was) `FILE:-LINE=TEXT` (repeatable).
         #[arg(long = "comment", value_name = "FILE:LINE=TEXT")]
         comments: Vec<String>,
         /// Copy into your checkout, before deciding, a file or folder the task wrote that

@@ -823,7 +823,16 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId) -> Re
             Typed::Stopped => return Reviewed::Elsewhere,
         };
         if a.starts_with('a') {
-            return Reviewed::Decided(Decision::Approve, None);
+            // Past a weakened check or an unmet comment, as in the window, the person says so.
+            let asked = asked_review(&store.events(sid, 0).unwrap_or_default(), review);
+            let Some(q) = asked.approve_question() else { return Reviewed::Decided(Decision::Approve, None) };
+            match answer(&q).await {
+                Typed::Line(y) if y.to_ascii_lowercase().starts_with('y') => return Reviewed::Decided(Decision::Approve, None),
+                Typed::Line(_) => crate::output::say("Not approved: the review waits.\n"),
+                Typed::Closed => return Reviewed::Closed,
+                Typed::Stopped => return Reviewed::Elsewhere,
+            }
+            continue;
         } else if a.starts_with('r') {
             return Reviewed::Decided(Decision::Reject, None);
         } else if a.starts_with('c') {
@@ -1012,10 +1021,16 @@ fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> S
 
 /// A decision's outcome (or its error) as one line of JSON, for `--json`.
 pub(crate) fn print_outcome(outcome: &finishline_engine::Result<ReviewOutcome>) {
-    match outcome {
-        Ok(o) => outln!("{}", serde_json::to_string(o).unwrap_or_default()),
-        Err(e) => outln!("{}", serde_json::to_string(e).unwrap_or_default()),
+    // Typed as every other line is: a script reading the run a decision starts tells the
+    // decision's line by its `type`, as it does the events after it.
+    let (kind, mut line) = match outcome {
+        Ok(o) => ("review_outcome", serde_json::to_value(o).unwrap_or_default()),
+        Err(e) => ("error", serde_json::to_value(e).unwrap_or_default()),
+    };
+    if let Some(fields) = line.as_object_mut() {
+        fields.insert("type".into(), json!(kind));
     }
+    outln!("{line}");
 }
 
 pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, again: Again) {
@@ -1167,8 +1182,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         if json {
             // What the decision did, first, as after `--request-changes --json`.
             let status = store.session(&sid).map(|s| s.status).unwrap_or(SessionStatus::Busy);
-            let outcome = ReviewOutcome::Decided { status, revert: None, landed: None, kept: None };
-            outln!("{}", serde_json::to_string(&outcome).unwrap_or_default());
+            print_outcome(&Ok(ReviewOutcome::Decided { status, revert: None, landed: None, kept: None }));
         } else {
             crate::output::say("Sent back to the agent to resolve the landing.\n");
         }
@@ -1176,19 +1190,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         tokio::task::block_in_place(|| engine.settle());
         return code;
     }
-    // All the comments, or none: one that cannot be taken keeps the others off the review too,
-    // and so does anything else in the command that fails. Each gets an id of its own (the engine
-    // makes one), so none stands for a comment of an earlier command.
-    let mut comments = Vec::new();
-    for c in &v.comments {
-        match finishline_engine::judge::criteria::parse_cli_comment(c, String::new()) {
-            Ok(c) => comments.push(c),
-            Err(e) => return fail(exit::USAGE, json, &format!("--comment {e}")),
-        }
-    }
-    let comments = match engine.checked_comments(&review_id, comments) {
+    let comments = match checked_cli_comments(&engine, &review_id, &v.comments, json) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+        Err(code) => return code,
     };
     if !v.copy_ignored.is_empty() {
         if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
@@ -1211,6 +1215,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
     let progress = (!json && decision == Decision::Approve).then(|| say_landing_progress(store.clone(), sid.clone(), before));
+    // What the approve accepts unconfirmed is said with it: the flag is the person's word, and
+    // scripts give it, so it does not ask.
+    let accepted = (decision == Decision::Approve).then(|| asked_review(&store.events(&sid, 0).unwrap_or_default(), &review_id).accepted_lines());
     // Approving an attempt chooses it for its group: what that sets aside is said with it.
     let aside = (decision == Decision::Approve).then(|| crate::attempts::set_aside(&store, &sid)).flatten();
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
@@ -1244,6 +1251,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
             say_worktree_to_mend(&store, &sid);
         }
         if code == exit::OK && decision == Decision::Approve {
+            crate::output::say(&accepted.unwrap_or_default());
             say_ignored_gone(&store, &sid, &review_id, &v.copy_ignored);
         }
     }
@@ -1256,6 +1264,21 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     }
     tokio::task::block_in_place(|| engine.settle());
     code
+}
+
+/// The `--comment`s, parsed and checked against the review, not yet kept: all of them, or none,
+/// since one that cannot be taken keeps the others off the review too, and so does anything else
+/// in the command that fails. Each gets an id of its own (the engine makes one), so none stands
+/// for a comment of an earlier command.
+fn checked_cli_comments(engine: &Engine, review: &RequestId, given: &[String], json: bool) -> Result<Vec<finishline_engine::judge::criteria::Comment>, u8> {
+    let mut comments = Vec::new();
+    for c in given {
+        match finishline_engine::judge::criteria::parse_cli_comment(c, String::new()) {
+            Ok(c) => comments.push(c),
+            Err(e) => return Err(fail(exit::USAGE, json, &format!("--comment {e}"))),
+        }
+    }
+    engine.checked_comments(review, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))
 }
 
 /// Where to follow the run a decision started: from just before its start when it is recorded,
@@ -1293,18 +1316,7 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
-    let (files, not_landed, in_submodules, audit, criteria) = events
-        .iter()
-        .find_map(|e| match &e.event {
-            EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, audit, criteria, .. } if *review_id == review => {
-                Some((files_changed.clone(), not_landed.clone(), in_submodules.clone(), audit.clone(), criteria.clone()))
-            }
-            _ => None,
-        })
-        .unwrap_or_default();
-    // What the person dismissed since the review was asked for no longer stands against it.
-    let dismissed = finishline_engine::agent::changes::dismissed_findings(&events);
-    let audit: Vec<_> = audit.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect();
+    let AskedReview { files, not_landed, in_submodules, audit, criteria } = asked_review(&events, &review);
     if json {
         outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files, "audit": audit, "criteria": criteria}));
     } else {
@@ -1340,8 +1352,70 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     } else {
         String::new()
     };
-    errln!("finishline: decide it: `{approve}` (or --reject, --request-changes \"what should change\"){resolve}");
+    errln!("finishline: decide it: `{approve}` (or --reject, --request-changes \"what should change\", with --comment FILE:LINE=TEXT on lines of the diff){resolve}");
     exit::WAITING
+}
+
+/// A waiting review as it was asked for: the files, what never lands, and what the diff alone
+/// does not say (the audit's findings the person has not dismissed since, the checklist of their
+/// comments from the last review).
+#[derive(Default)]
+struct AskedReview {
+    files: Vec<serde_json::Value>,
+    not_landed: Vec<String>,
+    in_submodules: Vec<String>,
+    audit: Vec<finishline_engine::judge::audit::Finding>,
+    criteria: Vec<finishline_engine::judge::criteria::CriterionResult>,
+}
+
+fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestId) -> AskedReview {
+    let asked = events.iter().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, audit, criteria, .. } if *review_id == *review => {
+            Some(AskedReview {
+                files: files_changed.clone(),
+                not_landed: not_landed.clone(),
+                in_submodules: in_submodules.clone(),
+                audit: audit.clone(),
+                criteria: criteria.clone(),
+            })
+        }
+        _ => None,
+    });
+    let asked = asked.unwrap_or_default();
+    AskedReview { audit: finishline_engine::agent::changes::standing_findings(asked.audit.clone(), events), ..asked }
+}
+
+impl AskedReview {
+    /// The comments approving accepts without the judge having found them met.
+    fn unmet(&self) -> Vec<&finishline_engine::judge::criteria::CriterionResult> {
+        self.criteria.iter().filter(|c| c.state != finishline_engine::judge::criteria::CriterionState::Met).collect()
+    }
+
+    /// The question approving asks first, in the window's words, when it accepts what was not
+    /// confirmed: a weakened check, or a comment not confirmed met.
+    fn approve_question(&self) -> Option<String> {
+        match (self.audit.len(), self.unmet().len()) {
+            (0, 0) => None,
+            (0, n) => Some(format!("Approve with {n} of your comments not confirmed met? [y/N]: ")),
+            (1, _) => Some("Approve with 1 change that weakens the checks? [y/N]: ".into()),
+            (n, _) => Some(format!("Approve with {n} changes that weaken the checks? [y/N]: ")),
+        }
+    }
+
+    /// What an approval accepted unconfirmed, named, one per line.
+    fn accepted_lines(&self) -> String {
+        let mut said = String::new();
+        if !self.audit.is_empty() {
+            let lines: Vec<String> = self.audit.iter().map(|f| crate::view::audit_line(f, &self.files)).collect();
+            said.push_str(&format!("Approved with what the audit found:\n{}\n", lines.join("\n")));
+        }
+        let unmet = self.unmet();
+        if !unmet.is_empty() {
+            let lines: Vec<String> = unmet.into_iter().map(crate::view::criterion_line).collect();
+            said.push_str(&format!("Approved with your comments not confirmed met:\n{}\n", lines.join("\n")));
+        }
+        said
+    }
 }
 
 /// The landing's progress while an approve decides: a branch that moved is rebased onto and the

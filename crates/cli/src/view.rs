@@ -150,9 +150,7 @@ impl View {
             EngineEvent::ToolCall { tool, state, output, .. }
                 if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) =>
             {
-                let first: String = output.as_deref().unwrap_or("").lines().next().unwrap_or("").chars().take(160).collect();
-                let mark = if *state == ToolState::Done { "✓" } else { "✗" };
-                self.line(&format!("  {mark} {tool} ({}) {first}", state.as_str()))
+                self.line(&tool_done_line(tool, *state, output.as_deref().unwrap_or("")))
             }
             // A plan step starts with an empty list: no news.
             EngineEvent::TodosUpdated { todos } if todos.is_empty() => {}
@@ -493,20 +491,50 @@ pub fn audit_line(f: &finishline_engine::judge::audit::Finding, files_changed: &
 
 /// One of the person's comments from the last review, as the judge found it.
 pub fn criterion_line(c: &finishline_engine::judge::criteria::CriterionResult) -> String {
-    use finishline_engine::judge::criteria::CriterionState;
-    let mark = match c.state {
-        CriterionState::Met => "☑ met",
-        CriterionState::Unmet => "☐ unmet",
-        CriterionState::Unverifiable => "? unverifiable",
-    };
+    let words = finishline_engine::store::export::criterion_words(c);
     // Nobody checked it: the person is the one to, while the review waits.
-    let advice = if c.state == CriterionState::Unverifiable { ": check it yourself" } else { "" };
-    format!("    {mark}: {} ({}{advice})", c.text, c.evidence)
+    match c.state {
+        finishline_engine::judge::criteria::CriterionState::Unverifiable => format!("    {}: check it yourself)", words.strip_suffix(')').unwrap_or(&words)),
+        _ => format!("    {words}"),
+    }
+}
+
+/// A finished tool call, with the first line of what it returned. A `complete_task` Finishline
+/// answered with a continuation was not accepted: it says so, with the answer's first words rather
+/// than the tag the agent reads.
+fn tool_done_line(tool: &str, state: ToolState, output: &str) -> String {
+    let reminder = output.trim_start().starts_with("<system-reminder");
+    let words = if reminder {
+        let inner = output.trim_start().split_once('>').map_or("", |(_, rest)| rest);
+        inner.lines().map(|l| l.replace("</system-reminder>", "")).find(|l| !l.trim().is_empty()).unwrap_or_default()
+    } else {
+        output.lines().next().unwrap_or("").to_string()
+    };
+    let first: String = words.trim().chars().take(160).collect();
+    let (mark, state) = match state {
+        ToolState::Done if reminder && tool == finishline_engine::tool::COMPLETE_TASK => ("✗", "not accepted"),
+        ToolState::Done => ("✓", "done"),
+        other => ("✗", other.as_str()),
+    };
+    format!("  {mark} {tool} ({state}) {first}").trim_end().to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{counted, file_line, landed_line, retry_line};
+    use super::{counted, file_line, landed_line, retry_line, tool_done_line};
+    use finishline_engine::domain::ToolState;
+
+    #[test]
+    fn a_claim_sent_back_reads_as_not_accepted_with_finishlines_words_not_its_tags() {
+        let answer = "<system-reminder source=\"open_todos\" attempt=\"1/5\">\nYou called complete_task, but 2 todos are still open.\n</system-reminder>";
+        assert_eq!(
+            tool_done_line("complete_task", ToolState::Done, answer),
+            "  ✗ complete_task (not accepted) You called complete_task, but 2 todos are still open."
+        );
+        assert_eq!(tool_done_line("complete_task", ToolState::Done, "Task complete."), "  ✓ complete_task (done) Task complete.");
+        assert_eq!(tool_done_line("read_file", ToolState::Error, "no such file\nmore"), "  ✗ read_file (error) no such file");
+        assert_eq!(tool_done_line("write_file", ToolState::Done, ""), "  ✓ write_file (done)");
+    }
 
     #[test]
     fn an_approval_with_nothing_left_to_land_never_says_the_changes_are_in_the_working_tree() {

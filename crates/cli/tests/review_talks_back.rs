@@ -47,8 +47,8 @@ async fn run_then_comment(e: &Env, url: &str, task: &str, comments: &[&str]) -> 
     tokio::task::spawn_blocking(move || finishline(&review.iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
+/// An agent that "fixes" the failing test in the folder `Env` makes by deleting its assertion.
+async fn assertion_deleter() -> (FakeServer, Env) {
     let server = fake(json!([
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
         {"when": {"kind": "agent", "last_message_contains": "Wrote test_calc.py"}, "reply": {"text": "Done! The test passes now."}},
@@ -59,6 +59,12 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     std::fs::write(e.ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(e.ws.join("test_calc.py"), "from calc import add\n\ndef test_add():\n    result = add(2, 2)\n    assert result == 4\n\ntest_add()\n")
         .unwrap();
+    (server, e)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
+    let (server, e) = assertion_deleter().await;
     let url = server.base_url(Protocol::Openai);
     let (ws, data) = (e.ws.to_string_lossy().into_owned(), e.data.clone());
     let out = tokio::task::spawn_blocking(move || {
@@ -144,6 +150,9 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
         shown.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"),
         "the waiting review shows the checklist: {shown}"
     );
+    // And the story kept of the session, read later or exported, has it where the review was.
+    let story = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).to_string();
+    assert!(story.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "{story}");
 }
 
 /// The evaluator finds the work done but one of the person's comments not addressed: the agent
@@ -454,4 +463,68 @@ async fn a_request_for_changes_that_fails_keeps_none_of_its_comments() {
         "the refused command's comments were never kept, so never sent: {}",
         sent.last_message
     );
+}
+
+/// Approving at the terminal a review whose audit found a weakened check asks first, as the
+/// window does; No leaves the review waiting, Yes approves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_past_the_audit_at_the_terminal_asks_first() {
+    use std::io::Write;
+    let (server, e) = assertion_deleter().await;
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let mut child = terminal(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data, Some(60))
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let shown = collect(child.stdout.take().unwrap());
+    assert!(until_seen(&shown, 30, |s| s.contains("[r]eject")), "the review prompt: {}", shown.lock().unwrap());
+    input.write_all(b"a\n").unwrap();
+    let asked = "Approve with 1 change that weakens the checks? [y/N]";
+    assert!(until_seen(&shown, 30, |s| s.contains(asked)), "approving past the finding asks first: {}", shown.lock().unwrap());
+    input.write_all(b"\n").unwrap();
+    assert!(until_seen(&shown, 30, |s| s.matches("[r]eject").count() == 2), "No asks for the decision again: {}", shown.lock().unwrap());
+    let listed = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert_eq!(listed[0]["status"], "awaiting_review", "nothing was approved: {}", shown.lock().unwrap());
+    input.write_all(b"a\ny\n").unwrap();
+    let status = exits_within(&mut child, 30).expect("approved, the run ends");
+    let said = shown.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(0), "{said}");
+    let listed = lines(&finishline(&["sessions", "list", "--json"], &e.data));
+    assert_eq!(listed[0]["status"], "completed", "{said}");
+}
+
+/// `--approve` is the person's word and approves past the audit's findings, but says what it
+/// accepted with them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_by_flag_names_the_findings_it_accepts() {
+    let (server, e) = assertion_deleter().await;
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let first = finishline(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
+    assert_eq!(first.status.code(), Some(6));
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let approved = finishline(&["sessions", "review", &id, "--approve"], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&approved.stdout), String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Approved with what the audit found") && said.contains("test_calc.py:5: assertion removed"), "{said}");
+}
+
+/// `--request-changes --json` prints what the decision did, then the run it started: a script
+/// reads every line by its `type`, the decision's too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_line_a_request_for_changes_prints_in_json_says_its_type() {
+    let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let asked = tokio::task::block_in_place(|| {
+        finishline(&["sessions", "review", &id, "--request-changes", "say pear instead", "--base-url", &url, "--model", "m", "--json"], &e.data)
+    });
+    assert_eq!(asked.status.code(), Some(6), "{}", String::from_utf8_lossy(&asked.stderr));
+    let said = lines(&asked);
+    assert_eq!((said[0]["type"].as_str(), said[0]["outcome"].as_str()), (Some("review_outcome"), Some("decided")), "{:?}", said[0]);
+    assert!(said.iter().all(|l| l["type"].is_string()), "{said:?}");
 }

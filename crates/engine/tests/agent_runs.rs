@@ -1016,3 +1016,31 @@ async fn two_approves_of_one_task_at_once_are_each_stopped_only_by_their_own_sto
     );
     assert!(!h.engine.stop_landing(&o.session), "nothing is left registered");
 }
+
+/// A comment on removed lines (`--comment notes.md:-1=…`) quotes the file as the run found it
+/// and is checked against that; one on a side the file has no lines on (before a created file,
+/// after a deleted one) is refused with the way to the other side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_on_removed_lines_quotes_the_file_as_it_was() {
+    use finishline_engine::judge::criteria::parse_cli_comment;
+    let scenario = rules(json!([
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "new.md"}), json!({"text": DONE})),
+        agent(
+            json!({}),
+            json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n"}}, {"name": "write_file", "arguments": {"path": "new.md", "content": "new\n"}}]})
+        ),
+    ]));
+    let h = Harness::new(scenario, Setup::default()).await;
+    h.write("notes.md", "- cherry\n- plum\n");
+    let o = h.run("rewrite notes.md").await;
+    let review = o.review_id();
+    let on_removed = parse_cli_comment("notes.md:-2=keep the plum", String::new()).unwrap();
+    assert_eq!(h.engine.comments(&review, vec![on_removed]).unwrap()[0].quote, "- plum");
+    let past = parse_cli_comment("notes.md:-3=and this", String::new()).unwrap();
+    let e = h.engine.comments(&review, vec![past]).unwrap_err();
+    assert!(e.to_string().contains("notes.md has 2 lines (as the run found it)"), "{e}");
+    let before_created = parse_cli_comment("new.md:-1=why", String::new()).unwrap();
+    let e = h.engine.comments(&review, vec![before_created]).unwrap_err();
+    assert!(e.to_string().contains("new.md is new") && e.to_string().contains("new.md:1"), "{e}");
+}

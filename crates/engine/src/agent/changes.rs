@@ -626,8 +626,7 @@ impl Run {
             }
         }
         let found = crate::judge::audit::audit_with_claims(&files, &self.verify_commands, &claimed);
-        let dismissed = dismissed_findings(&events);
-        found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
+        standing_findings(found, &events)
     }
 
     /// The review comments this run plainly has not addressed: their files are untouched since
@@ -882,6 +881,13 @@ pub fn dismissed_findings(events: &[Envelope]) -> Vec<(crate::judge::audit::Audi
         }
     }
     out
+}
+
+/// Of `found`, the findings that still stand: those the person dismissed for the session (and did
+/// not take back) no longer count against it.
+pub fn standing_findings(found: Vec<crate::judge::audit::Finding>, events: &[Envelope]) -> Vec<crate::judge::audit::Finding> {
+    let dismissed = dismissed_findings(events);
+    found.into_iter().filter(|f| !dismissed.iter().any(|(r, p, x)| *r == f.rule && *p == f.path && *x == f.excerpt)).collect()
 }
 
 #[cfg(test)]

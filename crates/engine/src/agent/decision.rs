@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::event::{EngineEvent, Envelope};
 use crate::store::decisions::RequestKind;
 use crate::store::Store;
-use crate::workspace::checkpoint::{Checkpoints, FileChange, NotCopied, OverwrittenCopy, RevertReport};
+use crate::workspace::checkpoint::{ChangeKind, Checkpoints, FileChange, NotCopied, OverwrittenCopy, RevertReport};
 use crate::workspace::landing::{self, Blocked, CatchUp, Composed};
 use crate::workspace::lock::{FolderLock, WindowLock};
 use crate::workspace::ownership::{revert_step, FileState, OwnedChange, RevertStep};
@@ -1002,8 +1002,25 @@ impl Engine {
         if comment.id.trim().is_empty() {
             comment.id = format!("cmt_{}", uuid::Uuid::now_v7().simple());
         }
-        if !files.iter().any(|f| f.path == comment.path) {
+        let Some(file) = files.iter().find(|f| f.path == comment.path) else {
             return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path)));
+        };
+        // A side the file has no lines on: the comment would quote nothing, and the other side
+        // is what the person means.
+        match (file.kind, comment.side) {
+            (ChangeKind::Created, crate::judge::criteria::DiffSide::Old) => {
+                return Err(Error::InvalidInput(format!(
+                    "{} is new: it had no lines before the run; comment on its lines as the run left it ({}:{})",
+                    comment.path, comment.path, comment.start_line
+                )))
+            }
+            (ChangeKind::Deleted, crate::judge::criteria::DiffSide::New) => {
+                return Err(Error::InvalidInput(format!(
+                    "the run deleted {}: comment on its removed lines ({}:-{})",
+                    comment.path, comment.path, comment.start_line
+                )))
+            }
+            _ => {}
         }
         let text = self.review_file(review, &comment.path, comment.side).ok().flatten();
         // Lines the file does not have (a typo in the CLI's `path:line`) would reach the agent
@@ -1016,15 +1033,11 @@ impl Engine {
                     crate::judge::criteria::DiffSide::Old => "as the run found it",
                 };
                 let lines = if comment.start_line == comment.end_line {
-                    format!("line {}", comment.start_line)
+                    format!("line {} is", comment.start_line)
                 } else {
-                    format!("lines {}-{}", comment.start_line, comment.end_line)
+                    format!("lines {}-{} are", comment.start_line, comment.end_line)
                 };
-                return Err(Error::InvalidInput(format!(
-                    "{} has {count} line{} ({side}): {lines} is not in it",
-                    comment.path,
-                    if count == 1 { "" } else { "s" }
-                )));
+                return Err(Error::InvalidInput(format!("{} has {count} line{} ({side}): {lines} not in it", comment.path, if count == 1 { "" } else { "s" })));
             }
         }
         if comment.quote.is_empty() {

@@ -34,7 +34,9 @@ pub struct Comment {
 impl Comment {
     /// The comment as a criterion: where and what, `src/a.rs:12: rename x`.
     pub fn criterion(&self) -> String {
-        format!("{}: {}", self.location(), self.text.trim())
+        // Line numbers of the file as it was name other lines than the same numbers now.
+        let side = if self.side == DiffSide::Old { " (as it was)" } else { "" };
+        format!("{}{side}: {}", self.location(), self.text.trim())
     }
 
     /// `src/a.rs:12-14`.
@@ -51,7 +53,7 @@ impl Comment {
         if self.text.trim().is_empty() {
             return Err("the comment is empty: say what should change".into());
         }
-        if self.text.len() > 20_000 {
+        if self.text.chars().count() > 20_000 {
             return Err("a comment is at most 20,000 characters".into());
         }
         if self.path.trim().is_empty() || self.path.contains('\0') {
@@ -64,18 +66,25 @@ impl Comment {
     }
 }
 
-/// Parses the CLI's `FILE:LINE[-LINE]=TEXT`.
+/// Parses the CLI's `FILE:LINE[-LINE]=TEXT`; `FILE:-LINE[-LINE]=TEXT` is on removed lines (the
+/// file as it was), as a diff marks them.
 pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
     let (at, text) = arg.split_once('=').ok_or_else(|| format!("“{arg}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT"))?;
     let (path, lines) = at.rsplit_once(':').ok_or_else(|| format!("“{at}”: name the line after the file, as in src/a.rs:12"))?;
-    let (start, end) = match lines.split_once('-') {
-        Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
-        None => (lines.trim().parse::<u32>(), lines.trim().parse::<u32>()),
+    let (side, range) = match lines.trim().strip_prefix('-') {
+        Some(rest) => (DiffSide::Old, rest),
+        None => (DiffSide::New, lines.trim()),
     };
-    let (Ok(start_line), Ok(end_line)) = (start, end) else {
-        return Err(format!("“{lines}” is not a line number or a range such as 12-14"));
+    // Digits only: `u32::from_str` takes a `+` too, which is no side of a diff.
+    let number = |s: &str| Some(s.trim()).filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).and_then(|s| s.parse::<u32>().ok());
+    let (start, end) = match range.split_once('-') {
+        Some((a, b)) => (number(a), number(b)),
+        None => (number(range), number(range)),
     };
-    let c = Comment { id, path: path.trim().to_string(), start_line, end_line, side: DiffSide::New, quote: String::new(), text: text.trim().to_string() };
+    let (Some(start_line), Some(end_line)) = (start, end) else {
+        return Err(format!("“{lines}” is not a line number or a range such as 12-14 (-12-14 for removed lines)"));
+    };
+    let c = Comment { id, path: path.trim().to_string(), start_line, end_line, side, quote: String::new(), text: text.trim().to_string() };
     c.check()?;
     Ok(c)
 }
@@ -100,15 +109,27 @@ pub fn continuation(comments: &[Comment]) -> String {
             // backticks in the code, so the code cannot close it.
             let fence = "`".repeat(3.max(longest_backtick_run(&c.quote) + 1));
             text.push_str(&format!("{pad}{fence}\n"));
-            for l in c.quote.lines().take(20) {
+            for l in c.quote.lines().take(QUOTED_LINES) {
                 text.push_str(&format!("{pad}{l}\n"));
             }
-            text.push_str(&format!("{pad}{fence}\n\n"));
+            text.push_str(&format!("{pad}{fence}\n"));
+            // The rest is not shown, and the agent is told so: it reads the file for it.
+            let more = c.quote.lines().count().saturating_sub(QUOTED_LINES);
+            if more > 0 {
+                text.push_str(&format!("{pad}(and {more} more line{}, to line {})\n", if more == 1 { "" } else { "s" }, c.end_line));
+            }
+            text.push('\n');
         }
-        text.push_str(&format!("{pad}{}\n", c.text.trim()));
+        // Every line of the person's words in the item, or Markdown ends it at the first break.
+        for l in c.text.trim().lines() {
+            text.push_str(&if l.trim().is_empty() { "\n".to_string() } else { format!("{pad}{l}\n") });
+        }
     }
     text
 }
+
+/// The lines of a comment's quote the continuation shows; the file holds the rest.
+const QUOTED_LINES: usize = 20;
 
 fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
@@ -319,6 +340,45 @@ mod tests {
         assert!(parse_cli_comment("a.py:0=text", "c".into()).is_err(), "lines count from 1");
         assert!(parse_cli_comment("a.py:9-3=text", "c".into()).is_err());
         assert!(parse_cli_comment("a.py:3=  ", "c".into()).is_err(), "an empty comment says nothing");
+    }
+
+    #[test]
+    fn the_cli_form_names_removed_lines_with_a_minus_as_a_diff_does() {
+        let old = parse_cli_comment("test_calc.py:-5=put the assertion back", "c".into()).unwrap();
+        assert_eq!((old.side, old.start_line, old.end_line), (DiffSide::Old, 5, 5));
+        let range = parse_cli_comment("a.py:-5-7=keep these", "c".into()).unwrap();
+        assert_eq!((range.side, range.start_line, range.end_line), (DiffSide::Old, 5, 7));
+        assert_eq!(parse_cli_comment("a.py:5=x", "c".into()).unwrap().side, DiffSide::New);
+        assert!(parse_cli_comment("a.py:+3=text", "c".into()).is_err(), "a sign other than the removed side's is a typo");
+        assert!(parse_cli_comment("a.py:3-+4=text", "c".into()).is_err());
+    }
+
+    #[test]
+    fn a_criterion_on_removed_lines_says_they_are_the_files_lines_as_it_was() {
+        let old = parse_cli_comment("test_calc.py:-5=put the assertion back", "c".into()).unwrap();
+        assert_eq!(old.criterion(), "test_calc.py:5 (as it was): put the assertion back");
+        assert_eq!(parse_cli_comment("a.py:5=x", "c".into()).unwrap().criterion(), "a.py:5: x");
+    }
+
+    #[test]
+    fn a_comments_length_is_counted_in_characters_not_bytes() {
+        let mut c = comment("a.rs", "x");
+        c.text = "é".repeat(15_000);
+        assert!(c.check().is_ok(), "15,000 characters are within the 20,000 though 30,000 bytes");
+        c.text = "x".repeat(20_001);
+        assert!(c.check().is_err());
+    }
+
+    #[test]
+    fn a_long_quote_says_how_much_more_it_covers_and_every_line_of_the_words_stays_in_the_item() {
+        let mut c = comment("src/a.rs", "split this function\nand name the parts");
+        c.start_line = 10;
+        c.end_line = 39;
+        c.quote = (10..40).map(|n| format!("line {n}")).collect::<Vec<_>>().join("\n");
+        let text = continuation(&[c]);
+        assert!(text.contains("   line 29\n   ```\n   (and 10 more lines, to line 39)\n"), "{text}");
+        assert!(!text.contains("line 30\n"), "{text}");
+        assert!(text.contains("   split this function\n   and name the parts\n"), "{text}");
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub enum Entry {
         stuck: Option<Stuck>,
         remaining: Vec<String>,
         audit: Vec<AuditLine>,
+        /// The person's comments from the review before, as the judge found them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        criteria: Vec<crate::judge::criteria::CriterionResult>,
         /// What the review showed: kept in the story after the task's worktree is gone.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<ReviewedFile>,
@@ -204,7 +207,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 of: *of,
             }),
             EngineEvent::TodosUpdated { todos } => out.push(Entry::Todos { todos: todos.clone() }),
-            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, files_changed, .. } => {
+            EngineEvent::ReviewRequested { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, criteria, files_changed, .. } => {
                 out.push(Entry::Review {
                     claim: *claim,
                     verdict: *verdict,
@@ -213,6 +216,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                     stuck: stuck.clone(),
                     remaining: remaining.clone(),
                     audit: audit.iter().map(|f| AuditLine { finding: f.clone(), dismissed: false }).collect(),
+                    criteria: criteria.clone(),
                     files: files_changed.iter().filter_map(ReviewedFile::from_value).collect(),
                 })
             }
@@ -440,7 +444,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 );
             }
         }
-        Entry::Review { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, files } => {
+        Entry::Review { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, criteria, files } => {
             let _ = writeln!(
                 md,
                 "**Review requested:** claim {}, verdict {}{}, end reason {}{}\n",
@@ -459,7 +463,10 @@ fn write_judgement(md: &mut String, e: Entry) {
             for l in &audit {
                 let _ = writeln!(md, "- ⚠ audit: {}{}", l.finding.describe(), if l.dismissed { " (dismissed by you)" } else { "" });
             }
-            if !audit.is_empty() {
+            for c in &criteria {
+                let _ = writeln!(md, "- {}", criterion_words(c));
+            }
+            if !audit.is_empty() || !criteria.is_empty() {
                 md.push('\n');
             }
             write_reviewed_files(md, &files);
@@ -475,6 +482,18 @@ fn write_judgement(md: &mut String, e: Entry) {
         }
         _ => {}
     }
+}
+
+/// One of the person's comments as the judge found it: `☑ met: src/a.rs:3: rename x (evidence)`,
+/// marked as the CLI and the window mark it.
+pub fn criterion_words(c: &crate::judge::criteria::CriterionResult) -> String {
+    use crate::judge::criteria::CriterionState;
+    let mark = match c.state {
+        CriterionState::Met => "☑ met",
+        CriterionState::Unmet => "☐ unmet",
+        CriterionState::Unverifiable => "? unverifiable",
+    };
+    format!("{mark}: {} ({})", c.text, c.evidence)
 }
 
 /// A file a review showed, as `review_requested` records it.
