@@ -274,8 +274,19 @@ fn manifest_test_line(path: &str, line: &str) -> bool {
     }
 }
 
-/// A script line that turns a failure into success.
-fn masks_failure(line: &str) -> Option<&'static str> {
+/// A script line that turns a failure into success; in a makefile, make's own ways too: a
+/// recipe line's `-` prefix and the `.IGNORE` target.
+fn masks_failure(path: &str, line: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    if matches!(name.as_str(), "makefile" | "gnumakefile") || name.ends_with(".mk") {
+        let recipe = line.strip_prefix('\t').map(|r| r.trim_start_matches('@'));
+        if recipe.is_some_and(|r| r.starts_with('-')) {
+            return Some("-");
+        }
+        if line.trim_start().starts_with(".IGNORE") {
+            return Some(".IGNORE");
+        }
+    }
     let l = line.trim().to_ascii_lowercase();
     if l.starts_with('#') || l.starts_with("//") {
         return None;
@@ -518,15 +529,15 @@ fn check_config_and_masks(path: &str, added: &[(u32, &str)], removed: &[(u32, &s
     }
     // Failures masked in scripts and CI.
     if is_script(path) || config || named_by_check {
-        let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(l).is_some()).map(|(_, l)| *l));
-        let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(l).is_some()).copied().collect();
+        let mut removed_masks = counts(removed.iter().filter(|(_, l)| masks_failure(path, l).is_some()).map(|(_, l)| *l));
+        let added_masks: Vec<(u32, &str)> = added.iter().filter(|(_, l)| masks_failure(path, l).is_some()).copied().collect();
         for (line, l) in unmatched(&added_masks, &mut removed_masks) {
             findings.push(Finding::on_line(
                 AuditRule::FailureMasked,
                 path,
                 line,
                 l,
-                format!("`{}` turns a failure into success", masks_failure(l).unwrap_or("")),
+                format!("`{}` turns a failure into success", masks_failure(path, l).unwrap_or("")),
             ));
         }
     }
@@ -836,6 +847,32 @@ mod tests {
         assert!(f.is_empty(), "writing the file `test -f notes.md` looks for is the task: {f:?}");
         let f = audit(&[AuditFile { path: "check.py", before: Some("assert ok()\n"), after: Some("pass\n") }], &["python3 check.py".into()]);
         assert!(!f.is_empty(), "the script the check runs is still watched");
+    }
+
+    #[test]
+    fn a_js_test_made_to_skip_is_a_skip_not_a_deleted_test() {
+        let before = "const { add } = require('./add');\n\nit('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n";
+        for after in [before.replace("it('adds'", "it.skip('adds'"), before.replace("it('adds'", "xit('adds'"), before.replace("it('adds'", "test.skip('adds'")] {
+            let f = audit(&[AuditFile { path: "add.test.js", before: Some(before), after: Some(&after) }], &["npx jest".into()]);
+            assert_eq!(rules(&f), vec![AuditRule::SkipAdded], "{after:?}: {f:?}");
+        }
+        let nested = "describe('add', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n  it('adds zero', () => {\n    expect(add(1, 0)).toBe(1);\n  });\n});\n";
+        let skipped = nested.replace("it('adds',", "it.skip('adds',");
+        let f = audit(&[AuditFile { path: "src/add.test.ts", before: Some(nested), after: Some(&skipped) }], &["npm test".into()]);
+        assert_eq!(rules(&f), vec![AuditRule::SkipAdded], "{f:?}");
+    }
+
+    #[test]
+    fn a_makefile_recipe_that_ignores_its_errors_is_found() {
+        let before = "test:\n\tpytest -q\n";
+        for after in ["test:\n\t-pytest -q\n", "test:\n\t@-pytest -q\n", "test:\n\t-@pytest -q\n", ".IGNORE: test\ntest:\n\tpytest -q\n"] {
+            let f = audit(&[AuditFile { path: "Makefile", before: Some(before), after: Some(after) }], &["make test".into()]);
+            assert!(rules(&f).contains(&AuditRule::FailureMasked), "{after:?}: {f:?}");
+        }
+        let options = audit(&[AuditFile { path: "Makefile", before: Some(before), after: Some("test:\n\tpytest -q -x\n") }], &["make test".into()]);
+        assert!(!rules(&options).contains(&AuditRule::FailureMasked), "an option is no ignore prefix: {options:?}");
+        let not_make = audit(&[AuditFile { path: "notes.sh", before: Some("a\n"), after: Some("a\n\t-rm x\n") }], &[]);
+        assert!(!rules(&not_make).contains(&AuditRule::FailureMasked), "outside a makefile a leading - is not make's: {not_make:?}");
     }
 
     #[test]
