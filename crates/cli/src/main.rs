@@ -92,6 +92,7 @@ enum SessionsCommand {
     },
     /// One session's timeline.
     Show {
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         #[command(flatten)]
         common: Common,
@@ -119,7 +120,7 @@ enum SessionsCommand {
     /// Continue a session (interrupted, idle or finished) with a new message, or answer the
     /// permission or question it was left waiting on (in the terminal, or with --allow).
     Resume {
-        /// The session's id (`sessions list` shows it).
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         /// What to do next. Without it, a run that stopped short (failed, cancelled,
         /// interrupted) is tried again as it was.
@@ -131,6 +132,7 @@ enum SessionsCommand {
     /// Put away a task that ended without a review (failed, cancelled, interrupted): recorded
     /// as rejected, its worktree and branch removed. Its history stays.
     Discard {
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         /// Keep its work instead: what it changed in its worktree is committed on its branch
         /// (not what .gitignore hides, nor files copied in at its start), which stays for you to
@@ -144,6 +146,7 @@ enum SessionsCommand {
     /// go with it (a branch you kept, or one holding commits Finishline did not make, stays);
     /// what it landed stays in your repository. A running session is refused.
     Delete {
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         /// Delete it even though its work waits for a decision (a review, or a worktree nobody
         /// decided on): without it, a terminal asks and elsewhere it is refused.
@@ -155,6 +158,7 @@ enum SessionsCommand {
     /// Decide a session waiting for your review: approve it (in a worktree, it lands on the branch
     /// it started from), reject it, or request changes (the next run starts at once).
     Review {
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         /// Approve it: in a worktree it lands (see --land); in place its changes stay.
         #[arg(long, conflicts_with_all = ["reject", "request_changes", "resolve"])]
@@ -216,6 +220,7 @@ enum SessionsCommand {
     /// waits until it has), and one left waiting for you (its plan's go-ahead, a permission or a
     /// question) has what it waits for cancelled.
     Cancel {
+        /// The session's id, whole or its start or end (`sessions list` shows them).
         id: String,
         #[command(flatten)]
         common: Common,
