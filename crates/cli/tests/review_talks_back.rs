@@ -348,6 +348,16 @@ async fn the_audit_covers_what_approve_lands_from_earlier_rounds() {
     );
     let branch = git(&repo, &["branch", "--list", "finishline/*", "--format=%(refname:short)"]);
     assert!(!git(&repo, &["show", &format!("{branch}:test_calc.py")]).contains("assert"), "as the task's branch holds it");
+    // The file the finding names takes a comment, though this round did not change it: Approve
+    // lands it, so the person can say what to do about it.
+    let third = finishline(
+        &["sessions", "review", &id, "--request-changes", "--comment", "test_calc.py:4=check the result here", "--base-url", &url, "--model", "m"],
+        &data,
+    );
+    assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
+    let sent = server.requests().into_iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).find(|r| r.last_message.contains("check the result here"));
+    let sent = sent.expect("the comment reached the agent").last_message;
+    assert!(sent.contains("test_calc.py:4") && sent.contains("       result = add(2, 2)"), "with the line as the task left it: {sent}");
 }
 
 /// The evaluator found a comment addressed; the agent then changed that file again and stopped,

@@ -993,36 +993,41 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let files = reviewed_files(&events, review);
-        comments.into_iter().map(|c| self.quoted(review, &files, c)).collect()
+        comments.into_iter().map(|c| self.quoted(review, &summary, &events, &files, c)).collect()
     }
 
     /// A comment checked against the review's files, with the lines it is on quoted.
-    fn quoted(&self, review: &RequestId, files: &[FileChange], mut comment: crate::judge::criteria::Comment) -> Result<crate::judge::criteria::Comment> {
+    fn quoted(
+        &self,
+        review: &RequestId,
+        summary: &crate::store::SessionSummary,
+        events: &[Envelope],
+        files: &[FileChange],
+        mut comment: crate::judge::criteria::Comment,
+    ) -> Result<crate::judge::criteria::Comment> {
         comment.check().map_err(Error::InvalidInput)?;
         if comment.id.trim().is_empty() {
             comment.id = format!("cmt_{}", uuid::Uuid::now_v7().simple());
         }
-        let Some(file) = files.iter().find(|f| f.path == comment.path) else {
-            return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path)));
+        let text = match files.iter().find(|f| f.path == comment.path) {
+            Some(file) => {
+                on_a_side_it_has(file.kind, &comment)?;
+                self.review_file(review, &comment.path, comment.side).ok().flatten()
+            }
+            // A file an earlier round changed that a finding of this review names: Approve lands
+            // it, so the person can comment on it, as the task left it.
+            None if named_by_a_finding(events, review, &comment.path) => {
+                if comment.side == crate::judge::criteria::DiffSide::Old {
+                    return Err(Error::InvalidInput(format!(
+                        "{} changed in an earlier round: comment on its lines as the task left it ({}:{})",
+                        comment.path, comment.path, comment.start_line
+                    )));
+                }
+                let folder = current_worktree(events).map(|wt| PathBuf::from(wt.folder)).unwrap_or_else(|| in_place_folder(summary, events));
+                Some(std::fs::read_to_string(folder.join(&comment.path)).map_err(|e| Error::NotFound(format!("{}: {e}", comment.path)))?)
+            }
+            None => return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path))),
         };
-        // A side the file has no lines on: the comment would quote nothing, and the other side
-        // is what the person means.
-        match (file.kind, comment.side) {
-            (ChangeKind::Created, crate::judge::criteria::DiffSide::Old) => {
-                return Err(Error::InvalidInput(format!(
-                    "{} is new: it had no lines before the run; comment on its lines as the run left it ({}:{})",
-                    comment.path, comment.path, comment.start_line
-                )))
-            }
-            (ChangeKind::Deleted, crate::judge::criteria::DiffSide::New) => {
-                return Err(Error::InvalidInput(format!(
-                    "the run deleted {}: comment on its removed lines ({}:-{})",
-                    comment.path, comment.path, comment.start_line
-                )))
-            }
-            _ => {}
-        }
-        let text = self.review_file(review, &comment.path, comment.side).ok().flatten();
         // Lines the file does not have (a typo in the CLI's `path:line`) would reach the agent
         // as a criterion quoting nothing.
         if let Some(text) = &text {
@@ -1285,6 +1290,29 @@ fn started_event(review: &RequestId, c: &Composed, by: DecidedBy) -> EngineEvent
         new_commit: c.new_commit.clone(),
         by,
     }
+}
+
+/// A side the file has lines on: one it has none on (before a created file, after a deleted one)
+/// would quote nothing, and the other side is what the person means.
+fn on_a_side_it_has(kind: ChangeKind, comment: &crate::judge::criteria::Comment) -> Result<()> {
+    use crate::judge::criteria::DiffSide;
+    let (path, line) = (&comment.path, comment.start_line);
+    match (kind, comment.side) {
+        (ChangeKind::Created, DiffSide::Old) => {
+            Err(Error::InvalidInput(format!("{path} is new: it had no lines before the run; comment on its lines as the run left it ({path}:{line})")))
+        }
+        (ChangeKind::Deleted, DiffSide::New) => Err(Error::InvalidInput(format!("the run deleted {path}: comment on its removed lines ({path}:-{line})"))),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a standing finding of the review names `path`.
+fn named_by_a_finding(events: &[Envelope], review: &RequestId, path: &str) -> bool {
+    let audit = events.iter().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, audit, .. } if review_id == review => Some(audit.clone()),
+        _ => None,
+    });
+    super::changes::standing_findings(audit.unwrap_or_default(), events).iter().any(|f| f.path == path)
 }
 
 /// The folder an in-place task works in.

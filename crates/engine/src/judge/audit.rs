@@ -852,7 +852,8 @@ mod tests {
     #[test]
     fn a_js_test_made_to_skip_is_a_skip_not_a_deleted_test() {
         let before = "const { add } = require('./add');\n\nit('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n";
-        for after in [before.replace("it('adds'", "it.skip('adds'"), before.replace("it('adds'", "xit('adds'"), before.replace("it('adds'", "test.skip('adds'")] {
+        for after in [before.replace("it('adds'", "it.skip('adds'"), before.replace("it('adds'", "xit('adds'"), before.replace("it('adds'", "test.skip('adds'")]
+        {
             let f = audit(&[AuditFile { path: "add.test.js", before: Some(before), after: Some(&after) }], &["npx jest".into()]);
             assert_eq!(rules(&f), vec![AuditRule::SkipAdded], "{after:?}: {f:?}");
         }
