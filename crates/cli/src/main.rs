@@ -5,6 +5,7 @@
 mod attempts;
 mod cancel;
 mod config;
+mod findings;
 mod hint;
 mod output;
 mod run;
@@ -72,6 +73,9 @@ enum StatsCommand {
         common: Common,
     },
 }
+
+/// What decides a review (or goes with a decision): a dismissal is made apart from them.
+const DECIDING: [&str; 6] = ["approve", "reject", "request_changes", "resolve", "comments", "copy_ignored"];
 
 #[derive(Subcommand)]
 enum SessionsCommand {
@@ -189,6 +193,14 @@ enum SessionsCommand {
         /// overwritten (repeatable).
         #[arg(long = "copy-ignored", value_name = "PATH")]
         copy_ignored: Vec<String>,
+        /// Dismiss the audit's finding at FILE:LINE (or every one in FILE) for this task, as the
+        /// window's Dismiss does: it no longer stands against the review or auto-approve, and the
+        /// dismissal is kept in the history (repeatable). Decides nothing.
+        #[arg(long = "dismiss-finding", value_name = "FILE[:LINE]", conflicts_with_all = DECIDING)]
+        dismiss: Vec<String>,
+        /// Take back a dismissal: the finding counts again (repeatable).
+        #[arg(long = "restore-finding", value_name = "FILE[:LINE]", conflicts_with_all = DECIDING)]
+        restore: Vec<String>,
         #[command(flatten, next_help_heading = "For the run it starts, the landing and the revert")]
         opts: RunOptions,
     },
@@ -536,12 +548,13 @@ fn main() -> ExitCode {
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }
                 },
-                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, opts } => {
+                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, dismiss, restore, opts } => {
                     match sessions::known(&id, &opts.common) {
                         Err(code) => code,
                         Ok(id) => {
                             let opts = config::for_session(opts, &id);
-                            run::review(id, run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored }, opts).await
+                            let v = run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored, dismiss, restore };
+                            run::review(id, v, opts).await
                         }
                     }
                 }

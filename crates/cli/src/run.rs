@@ -1137,11 +1137,17 @@ pub struct Verdict {
     pub comments: Vec<String>,
     /// What the review names as never landing, to copy into the person's checkout first.
     pub copy_ignored: Vec<String>,
+    /// `FILE[:LINE]`: the audit's findings there, to dismiss for the task, or to count again.
+    pub dismiss: Vec<String>,
+    pub restore: Vec<String>,
 }
 
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
 pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let json = opts.common.json;
+    if !v.dismiss.is_empty() || !v.restore.is_empty() {
+        return crate::findings::dismiss_or_restore(&id, &v.dismiss, &v.restore, &opts).unwrap_or_else(|code| code);
+    }
     let decision = match (v.approve, v.reject, &v.request_changes) {
         (true, _, _) => Decision::Approve,
         (_, true, _) => Decision::Reject,
@@ -1306,7 +1312,7 @@ fn reject_unattended(engine: &Arc<Engine>, store: &Store, sid: &SessionId, revie
 
 /// `sessions review ID` with no decision: what the waiting review decides on, each file's diff
 /// included, so a second terminal sees what it approves; then how to decide.
-fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
+pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     let json = opts.common.json;
     let usage = "say --approve, --reject, --request-changes \"what should change\" or --resolve";
     let Ok(store) = crate::sessions::open(&opts.common) else { return fail(exit::USAGE, json, usage) };
@@ -1332,7 +1338,10 @@ fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         // person's comments from the last review fared.
         if !audit.is_empty() {
             let lines: Vec<String> = audit.iter().map(|f| crate::view::audit_line(f, &files)).collect();
-            crate::output::human(&format!("\nThe audit found changes that weaken the checks; Approve accepts them:\n{}\n", lines.join("\n")));
+            crate::output::human(&format!(
+                "\nThe audit found changes that weaken the checks; Approve accepts them (dismiss one you judge harmless with --dismiss-finding FILE:LINE):\n{}\n",
+                lines.join("\n")
+            ));
         }
         if !criteria.is_empty() {
             let lines: Vec<String> = criteria.iter().map(crate::view::criterion_line).collect();
@@ -1516,7 +1525,7 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) 
 }
 
 /// Why a session has no review to decide, and what can be done with it instead.
-fn no_review(store: &Store, sid: &SessionId) -> String {
+pub(crate) fn no_review(store: &Store, sid: &SessionId) -> String {
     let Ok(s) = store.session(sid) else {
         return format!("there is no session {sid} in this history: `{}` shows them", crate::hint::command("sessions list"));
     };

@@ -538,3 +538,30 @@ async fn every_line_a_request_for_changes_prints_in_json_says_its_type() {
     assert_eq!((said[0]["type"].as_str(), said[0]["outcome"].as_str()), (Some("review_outcome"), Some("decided")), "{:?}", said[0]);
     assert!(said.iter().all(|l| l["type"].is_string()), "{said:?}");
 }
+
+/// A finding the person judges harmless is dismissed from the CLI as in the window, by its file
+/// and line: the review no longer names it, approving says nothing of it, and taking the
+/// dismissal back names it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finding_is_dismissed_and_taken_back_from_the_cli_by_its_file_and_line() {
+    let (server, e) = assertion_deleter().await;
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let first = finishline(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let said = |o: &std::process::Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let nowhere = finishline(&["sessions", "review", &id, "--dismiss-finding", "test_calc.py:2"], &e.data);
+    assert_eq!(nowhere.status.code(), Some(2), "{}", said(&nowhere));
+    assert!(said(&nowhere).contains("test_calc.py:5: assertion removed"), "a place with no finding names those there are: {}", said(&nowhere));
+    let dismissed = finishline(&["sessions", "review", &id, "--dismiss-finding", "test_calc.py:5"], &e.data);
+    assert_eq!(dismissed.status.code(), Some(6), "the review still waits: {}", said(&dismissed));
+    assert!(said(&dismissed).contains("Dismissed for this task: test_calc.py:5: assertion removed"), "{}", said(&dismissed));
+    assert!(!said(&dismissed).contains("Approve accepts"), "the review no longer names it: {}", said(&dismissed));
+    let restored = finishline(&["sessions", "review", &id, "--restore-finding", "test_calc.py"], &e.data);
+    assert!(said(&restored).contains("Counts again: test_calc.py:5: assertion removed"), "{}", said(&restored));
+    assert!(said(&restored).contains("Approve accepts"), "{}", said(&restored));
+    finishline(&["sessions", "review", &id, "--dismiss-finding", "test_calc.py"], &e.data);
+    let approved = finishline(&["sessions", "review", &id, "--approve"], &e.data);
+    assert_eq!(approved.status.code(), Some(0), "{}", said(&approved));
+    assert!(!said(&approved).contains("what the audit found"), "what the person dismissed is not accepted unseen: {}", said(&approved));
+}
