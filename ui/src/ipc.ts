@@ -462,6 +462,7 @@ export type EngineEvent =
   | { type: "attempt_started"; group: string; number: number; of: number; label: string; evaluator?: string; evaluator_provider?: string }
   | { type: "attempt_chosen"; group: string; reason?: string | null; ranking?: RankedAttempt[] }
   | { type: "task_verify"; commands: string[] }
+  | { type: "task_allowed"; tools: string[] }
   | { type: "comparison_failed"; first: string; second: string; model: string; tokens: number; error: string }
   | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; disagreed?: boolean; model: string; tokens: number }
   | { type: "worktree_ready"; copied: string[] }

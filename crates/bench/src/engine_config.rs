@@ -17,6 +17,7 @@ pub fn defaults(data_dir: &Path, agent: ModelEndpoint) -> EngineConfig {
         permissions: Default::default(),
         verify_commands: vec![],
         extra_verify: vec![],
+        task_allowed: vec![],
         context_window: 1_000_000,
         learn_context_window: false,
         max_output_tokens: None,

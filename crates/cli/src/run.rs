@@ -162,6 +162,7 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
         evaluator,
     );
     engine_config.review_plan = opts.plan_review == crate::PlanReview::Prompt;
+    engine_config.task_allowed = opts.allow.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect();
     engine_config.claims_pipe = finishline_engine::external::claims_pipe::PipeCommand::this_executable();
     engine_config.processes = processes;
     // The keys the person gave the agent in the window when it asked to log in.

@@ -565,3 +565,27 @@ async fn a_finding_is_dismissed_and_taken_back_from_the_cli_by_its_file_and_line
     assert_eq!(approved.status.code(), Some(0), "{}", said(&approved));
     assert!(!said(&approved).contains("what the audit found"), "what the person dismissed is not accepted unseen: {}", said(&approved));
 }
+
+/// What the task was started with `--allow` it keeps: the run that Request changes starts (from
+/// a script, with nobody to ask) runs the allowed command again rather than refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "write second.txt too"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 2 > second.txt"}}]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "make first.txt"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 1 > first.txt"}}]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done! It is written."}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let first = finishline(&["run", "make first.txt", "--workspace", &ws, "--base-url", &url, "--model", "m", "--allow", "run_command", "--json"], &e.data);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(e.ws.join("first.txt").exists(), "allowed, the command ran");
+    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let again = finishline(&["sessions", "review", &id, "--request-changes", "write second.txt too", "--base-url", &url, "--model", "m"], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+    assert_eq!(again.status.code(), Some(6), "{said}");
+    assert!(e.ws.join("second.txt").exists(), "the follow-up ran the command the task was allowed: {said}");
+}

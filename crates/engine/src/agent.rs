@@ -84,6 +84,9 @@ pub struct EngineConfig {
     /// Those of `verify_commands` the front end added for this task (the CLI's `--verify`), not
     /// the settings': recorded with a task it starts, so that its later runs run them too.
     pub extra_verify: Vec<String>,
+    /// Tools the front end allowed for this task without asking (the CLI's `--allow`, `all`
+    /// among them): recorded with a task it starts, so that its later runs keep them.
+    pub task_allowed: Vec<String>,
     /// The model's context window in tokens; compaction starts at 80 % of it.
     pub context_window: u64,
     /// Nobody set the window for this model: ask the server once (llama.cpp's `/props`, the
@@ -513,6 +516,9 @@ impl Engine {
         let (sid, _) = self.store.create_session(&NewSession { task: task.to_string(), workspace: ws.clone(), provider, model, base_url })?;
         if !self.config.extra_verify.is_empty() {
             self.store.append(&sid, None, EngineEvent::TaskVerify { commands: self.config.extra_verify.clone() })?;
+        }
+        if !self.config.task_allowed.is_empty() {
+            self.store.append(&sid, None, EngineEvent::TaskAllowed { tools: self.config.task_allowed.clone() })?;
         }
         let place = match &repo {
             Some(r) => {

@@ -454,6 +454,11 @@ pub enum EngineEvent {
     TaskVerify {
         commands: Vec<String>,
     },
+    /// Tools the person allowed without asking when starting the task (the CLI's `--allow`;
+    /// `all` for every tool that would ask): its later runs (a follow-up, a resume) keep them.
+    TaskAllowed {
+        tools: Vec<String>,
+    },
     /// The task's worktree exists, with the untracked files it was given (`.env`, local config).
     WorktreeReady {
         copied: Vec<String>,
@@ -589,6 +594,7 @@ impl EngineEvent {
             EngineEvent::AttemptsCompared { .. } => "attempts_compared",
             EngineEvent::ComparisonFailed { .. } => "comparison_failed",
             EngineEvent::TaskVerify { .. } => "task_verify",
+            EngineEvent::TaskAllowed { .. } => "task_allowed",
             EngineEvent::WorktreeReady { .. } => "worktree_ready",
             EngineEvent::TaskCommitted { .. } => "task_committed",
             EngineEvent::LandingStarted { .. } => "landing_started",

@@ -932,6 +932,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
                 {model.extraVerify.length > 1 ? ` and ${model.extraVerify.length - 1} more` : ""}
               </span>
             )}
+            {model.allowed && (
+              <span data-testid="session-allowed" title={`Started allowing these without asking; its follow-ups keep them: ${model.allowed.join(", ")}`}>
+                {" "}
+                · {model.allowed.includes("all") ? "every tool allowed" : <>allowed <code>{model.allowed.join(", ")}</code></>} without asking
+              </span>
+            )}
             {model.tokens.agent + model.tokens.evaluator > 0 && (
               <span data-testid="session-tokens">
                 {" "}

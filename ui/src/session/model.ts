@@ -180,6 +180,8 @@ export interface SessionModel {
   place?: Place;
   /** Commands the task was started with to check its work, beyond the workspace's own (`--verify`). */
   extraVerify?: string[];
+  /** Tools the task was started allowing without asking (`--allow`; `all` for every one). */
+  allowed?: string[];
   /** One attempt of a group doing the task side by side. */
   attempt?: { group: string; number: number; of: number; label: string; chosen: boolean };
   /** The person approved an earlier round: that work stays where it landed, whatever this one's
@@ -541,6 +543,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "task_verify":
       if (e.commands.length > 0) next.extraVerify = e.commands;
+      break;
+    case "task_allowed":
+      if (e.tools.length > 0) next.allowed = e.tools;
       break;
     case "attempts_compared": {
       const shownFirst = e.first === e.session_id;

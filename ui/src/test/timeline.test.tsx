@@ -166,6 +166,14 @@ describe("what the task was started with and what the evaluator said of its atte
     expect(line.getAttribute("title")).toContain("cargo test, npm run lint");
   });
 
+  it("says which tools the task was started allowing without asking, as its follow-ups keep them", async () => {
+    script([...start(), ev({ type: "task_allowed", tools: ["run_command"] })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const line = await screen.findByTestId("session-allowed");
+    expect(line.textContent).toContain("allowed run_command without asking");
+    expect(line.getAttribute("title")).toContain("its follow-ups keep them");
+  });
+
   it("shows the evaluator's comparison with which attempt it prefers, from this attempt's side", async () => {
     script([
       ...start(),

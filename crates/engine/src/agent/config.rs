@@ -174,6 +174,7 @@ pub fn engine_config(settings: &Settings, ctx: ConfigContext<'_>, agent: ModelEn
         },
         verify_commands,
         extra_verify,
+        task_allowed: vec![],
         context_window,
         // Only where it costs nothing: a local server answers at once; a cloud provider's
         // windows are known and would add a round trip before every first step.

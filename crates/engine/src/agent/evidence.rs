@@ -109,6 +109,8 @@ pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
                     granted.insert(tool.to_string());
                 }
             }
+            // Allowed when the task was started: for good, as "always this session" is.
+            EngineEvent::TaskAllowed { tools } => granted.extend(tools.iter().cloned()),
             _ => {}
         }
     }

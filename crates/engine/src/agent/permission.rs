@@ -23,13 +23,21 @@ pub enum Gate {
     Refuse,
 }
 
+/// What a task allowed when started with every tool allowed (`--allow all`).
+pub const ALL_TOOLS: &str = "all";
+
+/// Whether the tools allowed for the session cover `tool`: by name, or all of them.
+fn allows(allowed_for_session: &HashSet<String>, tool: &str) -> bool {
+    allowed_for_session.contains(tool) || allowed_for_session.contains(ALL_TOOLS)
+}
+
 impl PermissionPolicy {
     pub fn gate(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {
         let base = self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool));
         match base {
             Permission::Allow => Gate::Run,
             Permission::Deny => Gate::Refuse,
-            Permission::Ask if self.allow_all || allowed_for_session.contains(tool) => Gate::Run,
+            Permission::Ask if self.allow_all || allows(allowed_for_session, tool) => Gate::Run,
             Permission::Ask if self.nobody_to_ask => Gate::Refuse,
             Permission::Ask => Gate::Ask,
         }
@@ -41,7 +49,7 @@ impl PermissionPolicy {
         self.nobody_to_ask
             && self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool)) == Permission::Ask
             && !self.allow_all
-            && !allowed_for_session.contains(tool)
+            && !allows(allowed_for_session, tool)
     }
 
     /// An external agent's tool that `gate_external` refuses only because nobody could be asked:
@@ -56,7 +64,7 @@ impl PermissionPolicy {
     /// to a.txt"), so `--allow edit` (or allowing it for the session) is what covers the next.
     /// A setting for the name comes before one for the kind.
     pub fn gate_external(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> Gate {
-        let allowed = allowed_for_session.contains(tool) || kind.is_some_and(|k| allowed_for_session.contains(k));
+        let allowed = allows(allowed_for_session, tool) || kind.is_some_and(|k| allowed_for_session.contains(k));
         match self.external_setting(tool, kind).unwrap_or(Permission::Ask) {
             Permission::Allow => Gate::Run,
             Permission::Deny => Gate::Refuse,
@@ -91,5 +99,16 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(name_denied.gate_external("Writing to .env", Some("edit"), &HashSet::new()), Gate::Refuse, "a setting for the name comes first");
+    }
+
+    /// A task started with `--allow all` keeps it in its later runs as a session grant: every
+    /// tool that would ask runs, one the settings deny stays refused.
+    #[test]
+    fn a_task_started_allowing_all_runs_what_would_ask_and_not_what_is_denied() {
+        let all = HashSet::from([ALL_TOOLS.to_string()]);
+        let nobody = PermissionPolicy { overrides: HashMap::from([("Deleting x".to_string(), Permission::Deny)]), nobody_to_ask: true, ..Default::default() };
+        assert_eq!(nobody.gate_external("Running ls", Some("execute"), &all), Gate::Run);
+        assert_eq!(nobody.gate_external("Deleting x", Some("delete"), &all), Gate::Refuse);
+        assert!(!nobody.external_refused_unasked("Running ls", Some("execute"), &all));
     }
 }

@@ -64,6 +64,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::AttemptsCompared { .. }
         | EngineEvent::ComparisonFailed { .. }
         | EngineEvent::TaskVerify { .. }
+        | EngineEvent::TaskAllowed { .. }
         | EngineEvent::Verification { .. }
         | EngineEvent::Reverted { .. }
         | EngineEvent::RevertStarted { .. }

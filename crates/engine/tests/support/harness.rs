@@ -117,6 +117,7 @@ impl Harness {
                 permissions: setup.permissions,
                 verify_commands: setup.verify_commands.iter().chain(&setup.extra_verify).cloned().collect(),
                 extra_verify: setup.extra_verify,
+                task_allowed: vec![],
                 context_window: setup.context_window,
                 learn_context_window: setup.learn_context_window,
                 max_output_tokens: Some(1024),
