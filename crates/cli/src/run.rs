@@ -362,9 +362,9 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                 }
                 match opts.review {
                     ReviewMode::Reject => reject_unattended(engine, store, &sid, review_id, opts.force_revert),
-                    ReviewMode::Prompt if interactive => match prompt_review(store, &sid, review_id).await {
+                    ReviewMode::Prompt if interactive => match prompt_review(store, &sid, review_id, &mut view).await {
                         Reviewed::Decided(d, fb) => {
-                            if let Some(code) = decide_in_terminal(engine, &sid, review_id, d, fb, opts.force_revert) {
+                            if let Some(code) = decide_in_terminal(engine, &sid, &mut view, review_id, d, fb, opts.force_revert) {
                                 break code;
                             }
                         }
@@ -385,12 +385,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
         }
     };
     // Drain what is already stored so the printed log is complete.
-    let printed = view.last_seq();
-    if let Ok(rest) = store.events(&sid, printed) {
-        for e in rest {
-            view.show(&e);
-        }
-    }
+    catch_up(&mut view, store, &sid);
     view.summary(store, &sid);
     say_what_waits(store, &sid, code);
     code
@@ -811,7 +806,13 @@ enum Reviewed {
 
 /// The person's decision at the terminal; an answer it does not know asks again. While it waits,
 /// a decision made elsewhere ends the question.
-async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId) -> Reviewed {
+async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId, view: &mut View) -> Reviewed {
+    // The run's end is said before the question: it comes a moment after the review is asked for.
+    let end = std::time::Instant::now() + Duration::from_secs(1);
+    while store.session(sid).is_ok_and(|s| s.status != SessionStatus::AwaitingReview) && std::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    catch_up(view, store, sid);
     let open = || store.pending_requests(sid).is_ok_and(|p| p.iter().any(|(r, k, _)| r == review && k == "review"));
     let answer = |q: &str| {
         crate::output::say(q);
@@ -870,6 +871,7 @@ fn line_while_open(store: &Store, review: &RequestId, q: &str) -> Option<String>
 fn decide_in_terminal(
     engine: &Arc<Engine>,
     sid: &SessionId,
+    view: &mut View,
     review: &RequestId,
     decision: Decision,
     feedback: Option<String>,
@@ -880,6 +882,7 @@ fn decide_in_terminal(
     if decision == Decision::Approve {
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
+                catch_up(view, store, sid);
                 errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
                 // Only a moved branch is the agent's to resolve (the window offers the same).
                 let resolvable = reason.agent_can_resolve();
@@ -894,7 +897,7 @@ fn decide_in_terminal(
                         landing: Some(LandingMode::Branch),
                         ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
                     };
-                    waits(reported(engine, review, engine.decide(review, choice)))
+                    waits(reported(engine, sid, view, review, engine.decide(review, choice)))
                 } else if resolvable && a.starts_with('r') {
                     engine.resolve_conflict(review).map(|_| None).unwrap_or_else(|e| {
                         errln!("finishline: {e}");
@@ -904,11 +907,11 @@ fn decide_in_terminal(
                     Some(exit::WAITING)
                 }
             }
-            other => waits(reported(engine, review, other)),
+            other => waits(reported(engine, sid, view, review, other)),
         };
     }
     if decision != Decision::Reject {
-        return waits(reported(engine, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person)));
+        return waits(reported(engine, sid, view, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person)));
     }
     let revert = force_revert
         || match line_while_open(store, review, "Also revert the agent's changes to your files? [y/N]: ") {
@@ -927,9 +930,9 @@ fn decide_in_terminal(
                 overwrite: finishline_engine::agent::Overwrite::Files(if a.starts_with('y') { conflicts } else { vec![] }),
                 ..finishline_engine::agent::ReviewChoice::new(Decision::Reject, DecidedBy::Person)
             };
-            waits(reported(engine, review, engine.decide(review, choice)))
+            waits(reported(engine, sid, view, review, engine.decide(review, choice)))
         }
-        other => waits(reported(engine, review, other)),
+        other => waits(reported(engine, sid, view, review, other)),
     }
 }
 
@@ -987,12 +990,22 @@ pub(crate) fn stop_landing_on_signal(engine: Arc<Engine>, sid: SessionId) -> (to
 
 /// Says how a decision at the terminal went; true when the review is still open (the decision
 /// failed or stopped short), so the terminal stops waiting for events that will not come.
-fn reported(engine: &Engine, review: &RequestId, outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
+fn reported(engine: &Engine, sid: &SessionId, view: &mut View, review: &RequestId, outcome: finishline_engine::Result<ReviewOutcome>) -> bool {
     // Still undecided: a reject recorded before its revert failed is decided, and its end follows.
     let open = !matches!(outcome, Ok(ReviewOutcome::Decided { .. }))
         && engine.store.request_state(review).ok().flatten().is_none_or(|(_, _, decided)| decided.is_none());
+    // What the decision did (its landing, its revert) is told before its outcome.
+    catch_up(view, &engine.store, sid);
     report_review(outcome, Again::Asked);
     open
+}
+
+/// Shows what is stored past what the view showed, so that what happened is told before the
+/// question or the outcome that follows it.
+fn catch_up(view: &mut View, store: &Store, sid: &SessionId) {
+    for e in store.events(sid, view.last_seq()).unwrap_or_default() {
+        view.show(&e);
+    }
 }
 
 /// Where a decision that stopped short can be made again, to name the command that does.

@@ -3737,6 +3737,23 @@ async fn a_review_decided_in_another_terminal_ends_the_question_in_the_first() {
     assert_eq!(out.status.code(), Some(0), "it ends as the task did, approved: {said}");
 }
 
+/// At the terminal what happened is said in its order: the run's end before the review's
+/// question, and the landing's lines before the decision's outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let (mut child, mut input, _) = at_the_review_prompt(&cli, &r);
+    let (shown, reading) = read_along(&mut child);
+    input.write_all(b"a\n").unwrap();
+    child.wait().unwrap();
+    reading.join().unwrap();
+    let said = shown.lock().unwrap().clone();
+    let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
+    assert!(at("● awaiting_review") < at("Review: [a]pprove"), "the run's end, then the question: {said}");
+    assert!(at("✓ landed on main") < at("Landed on main as"), "the landing, then its outcome: {said}");
+}
+
 /// Ctrl+C (SIGINT) at the review prompt stops the terminal at once and leaves the review open,
 /// saying how to decide it: nothing was running to cancel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
