@@ -30,14 +30,27 @@ fn with_pear_agent(evaluator: Vec<serde_json::Value>) -> serde_json::Value {
     serde_json::Value::Array(evaluator.into_iter().chain(agent.as_array().unwrap().iter().cloned()).collect())
 }
 
+/// What the agent was sent last in its first request that carries `words`.
+fn sent_to_agent(server: &FakeServer, words: &str) -> String {
+    let sent = server.requests().into_iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).find(|r| r.last_message.contains(words));
+    sent.unwrap_or_else(|| panic!("the agent was sent {words}")).last_message
+}
+
+/// `task` run in `e`'s folder on the fake server at `url` (with `extra` flags) until it waits for
+/// review: the session's id.
+fn waiting_for_review(e: &Env, url: &str, task: &str, extra: &[&str]) -> String {
+    let ws = e.ws.to_string_lossy().to_string();
+    let mut args = vec!["run", task, "--workspace", &ws, "--base-url", url, "--model", "m", "--json"];
+    args.extend(extra);
+    let first = tokio::task::block_in_place(|| finishline(&args, &e.data));
+    assert_eq!(first.status.code(), Some(6), "waits for review: {}", String::from_utf8_lossy(&first.stderr));
+    lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string()
+}
+
 /// A first run that ends waiting for review, then Request changes on it with `comments`
 /// (`path:line=text`): what that second command printed and how it ended.
 async fn run_then_comment(e: &Env, url: &str, task: &str, comments: &[&str]) -> std::process::Output {
-    let run: Vec<String> = ["run", task, "--workspace", &e.ws.to_string_lossy(), "--base-url", url, "--model", "m", "--json"].map(String::from).to_vec();
-    let data = e.data.clone();
-    let first = tokio::task::spawn_blocking(move || finishline(&run.iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap();
-    assert_eq!(first.status.code(), Some(6), "waits for review");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(e, url, task, &[]);
     let mut review: Vec<String> = ["sessions", "review", &id, "--request-changes"].map(String::from).to_vec();
     for c in comments {
         review.extend(["--comment".to_string(), c.to_string()]);
@@ -123,22 +136,13 @@ async fn comments_on_diff_lines_reach_the_agent_as_a_continuation_and_come_back_
     let second = run_then_comment(&e, &url, "create notes.md with two fruits", &["notes.md:1=say pear instead"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
-    let sent = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.last_message.contains("say pear instead"))
-        .expect("the agent was sent the comment");
-    assert!(sent.last_message.contains("review_comments"), "as Finishline's continuation, tagged, not as the person's message: {}", sent.last_message);
+    let sent = sent_to_agent(&server, "say pear instead");
+    assert!(sent.contains("review_comments"), "as Finishline's continuation, tagged, not as the person's message: {}", sent);
     assert!(
         out.contains("↻ Finishline continues the agent (review_comments)") && !out.contains("0/0"),
         "the comments open the run from no budget, so no count is shown: {out}"
     );
-    assert!(
-        sent.last_message.contains("notes.md:1") && sent.last_message.contains("   ```\n   - apple\n   ```"),
-        "with the file, the line and the quoted code: {}",
-        sent.last_message
-    );
+    assert!(sent.contains("notes.md:1") && sent.contains("   ```\n   - apple\n   ```"), "with the file, the line and the quoted code: {}", sent);
     assert!(
         out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"),
         "the next review shows the comment as a criterion, met, with the evaluator's word on that comment: {out}"
@@ -181,17 +185,8 @@ async fn a_comment_the_evaluator_finds_not_addressed_sends_the_agent_back_even_w
     let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert_eq!(second.status.code(), Some(6), "the next run ends at the next review: {out}\n{}", String::from_utf8_lossy(&second.stderr));
-    let sent = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.last_message.contains("An independent check found comments"))
-        .unwrap_or_else(|| panic!("the agent was sent back with the comment the evaluator found not addressed: {out}"));
-    assert!(
-        sent.last_message.contains("notes.md:1: say pear instead") && sent.last_message.contains("line 1 still says apple"),
-        "naming the comment and why: {}",
-        sent.last_message
-    );
+    let sent = sent_to_agent(&server, "An independent check found comments");
+    assert!(sent.contains("notes.md:1: say pear instead") && sent.contains("line 1 still says apple"), "naming the comment and why: {}", sent);
     assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "then met: {out}");
     assert_eq!(std::fs::read_to_string(e.ws.join("notes.md")).unwrap(), "- pear\n- banana\n- cherry\n", "a plain folder: the work is in place");
 }
@@ -355,8 +350,7 @@ async fn the_audit_covers_what_approve_lands_from_earlier_rounds() {
         &data,
     );
     assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
-    let sent = server.requests().into_iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).find(|r| r.last_message.contains("check the result here"));
-    let sent = sent.expect("the comment reached the agent").last_message;
+    let sent = sent_to_agent(&server, "check the result here");
     assert!(sent.contains("test_calc.py:4") && sent.contains("       result = add(2, 2)"), "with the line as the task left it: {sent}");
 }
 
@@ -383,10 +377,7 @@ async fn the_run_request_changes_starts_is_shown_from_its_start_however_fast_it_
     let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().into_owned();
-    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
-    assert_eq!(first.status.code(), Some(6), "waits for review");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(&e, &url, "create notes.md with two fruits", &[]);
     let marker = e.data.join("paused");
     let review =
         command(&["sessions", "review", &id, "--request-changes", "--comment", "notes.md:1=say pear instead", "--base-url", &url, "--model", "m"], &e.data)
@@ -446,10 +437,7 @@ async fn a_request_for_changes_that_fails_keeps_none_of_its_comments() {
     let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().to_string();
-    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
-    assert_eq!(first.status.code(), Some(6), "waits for review");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(&e, &url, "create notes.md with two fruits", &[]);
     let ask = |extra: &[&str]| {
         let mut args = vec!["sessions", "review", &id, "--request-changes", "--base-url", &url, "--model", "m"];
         args.extend(extra);
@@ -462,17 +450,8 @@ async fn a_request_for_changes_that_fails_keeps_none_of_its_comments() {
     assert!(server.requests().iter().all(|r| !r.last_message.contains("plum")), "nothing was sent");
     let second = tokio::task::block_in_place(|| ask(&["--comment", "notes.md:1=say pear instead"]));
     assert_eq!(second.status.code(), Some(6), "{}", String::from_utf8_lossy(&second.stderr));
-    let sent = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.last_message.contains("say pear instead"))
-        .expect("the agent was sent the comment");
-    assert!(
-        !sent.last_message.contains("plum") && !sent.last_message.contains("plantain"),
-        "the refused command's comments were never kept, so never sent: {}",
-        sent.last_message
-    );
+    let sent = sent_to_agent(&server, "say pear instead");
+    assert!(!sent.contains("plum") && !sent.contains("plantain"), "the refused command's comments were never kept, so never sent: {}", sent);
 }
 
 /// Approving at the terminal a review whose audit found a weakened check asks first, as the
@@ -510,10 +489,7 @@ async fn approving_past_the_audit_at_the_terminal_asks_first() {
 async fn approve_by_flag_names_the_findings_it_accepts() {
     let (server, e) = assertion_deleter().await;
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().to_string();
-    let first = finishline(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
-    assert_eq!(first.status.code(), Some(6));
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(&e, &url, "make the failing test in test_calc.py pass", &[]);
     let approved = finishline(&["sessions", "review", &id, "--approve"], &e.data);
     let said = format!("{}{}", String::from_utf8_lossy(&approved.stdout), String::from_utf8_lossy(&approved.stderr));
     assert_eq!(approved.status.code(), Some(0), "{said}");
@@ -527,9 +503,7 @@ async fn every_line_a_request_for_changes_prints_in_json_says_its_type() {
     let server = fake(with_pear_agent(vec![json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}})])).await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().to_string();
-    let first = finishline(&["run", "create notes.md with two fruits", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(&e, &url, "create notes.md with two fruits", &[]);
     let asked = tokio::task::block_in_place(|| {
         finishline(&["sessions", "review", &id, "--request-changes", "say pear instead", "--base-url", &url, "--model", "m", "--json"], &e.data)
     });
@@ -546,9 +520,7 @@ async fn every_line_a_request_for_changes_prints_in_json_says_its_type() {
 async fn a_finding_is_dismissed_and_taken_back_from_the_cli_by_its_file_and_line() {
     let (server, e) = assertion_deleter().await;
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().to_string();
-    let first = finishline(&["run", "make the failing test in test_calc.py pass", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data);
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = waiting_for_review(&e, &url, "make the failing test in test_calc.py pass", &[]);
     let said = |o: &std::process::Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let nowhere = finishline(&["sessions", "review", &id, "--dismiss-finding", "test_calc.py:2"], &e.data);
     assert_eq!(nowhere.status.code(), Some(2), "{}", said(&nowhere));
@@ -579,11 +551,8 @@ async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
     .await;
     let e = env();
     let url = server.base_url(Protocol::Openai);
-    let ws = e.ws.to_string_lossy().to_string();
-    let first = finishline(&["run", "make first.txt", "--workspace", &ws, "--base-url", &url, "--model", "m", "--allow", "run_command", "--json"], &e.data);
-    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = waiting_for_review(&e, &url, "make first.txt", &["--allow", "run_command"]);
     assert!(e.ws.join("first.txt").exists(), "allowed, the command ran");
-    let id = lines(&first).last().unwrap()["session_id"].as_str().unwrap().to_string();
     let again = finishline(&["sessions", "review", &id, "--request-changes", "write second.txt too", "--base-url", &url, "--model", "m"], &e.data);
     let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
     assert_eq!(again.status.code(), Some(6), "{said}");
