@@ -1342,7 +1342,7 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     } else {
         crate::output::human(&format!("{sid} waits for your review: {} file(s) changed\n", files.len()));
         for f in &files {
-            crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), f["diff"].as_str().unwrap_or("").trim_end()));
+            crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), crate::view::numbered_diff(f["diff"].as_str().unwrap_or("").trim_end())));
         }
         let left_out = crate::view::left_out_lines(&not_landed, &in_submodules);
         if !left_out.is_empty() {
@@ -1375,7 +1375,7 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     } else {
         String::new()
     };
-    errln!("finishline: decide it: `{approve}` (or --reject, --request-changes \"what should change\", with --comment FILE:LINE=TEXT on lines of the diff){resolve}");
+    errln!("finishline: decide it: `{approve}` (or --reject, --request-changes \"what should change\", with --comment FILE:LINE=TEXT on a line of the diff, FILE:-LINE on a removed one){resolve}");
     exit::WAITING
 }
 

@@ -519,9 +519,59 @@ fn tool_done_line(tool: &str, state: ToolState, output: &str) -> String {
     format!("  {mark} {tool} ({state}) {first}").trim_end().to_string()
 }
 
+/// A unified diff with each line's numbers, as `--comment` names them: the file's line as the
+/// run left it (`12`), or a removed line's as the file was (`-12`). The headers stay as they are.
+pub fn numbered_diff(diff: &str) -> String {
+    let (mut old, mut new, mut in_hunk) = (0u32, 0u32, false);
+    let mut out = Vec::new();
+    for l in diff.lines() {
+        if let Some(rest) = l.strip_prefix("@@ -") {
+            // `@@ -OLD[,N] +NEW[,N] @@`
+            let mut parts = rest.split(' ');
+            let start = |p: Option<&str>| p.and_then(|p| p.trim_start_matches('+').split(',').next()?.parse::<u32>().ok()).unwrap_or(1);
+            (old, new, in_hunk) = (start(parts.next()), start(parts.next()), true);
+            out.push(format!("{:>10}{l}", ""));
+            continue;
+        }
+        if !in_hunk || l.starts_with('\\') {
+            out.push(if in_hunk { format!("{:>10}{l}", "") } else { l.to_string() });
+            continue;
+        }
+        let numbers = match l.chars().next() {
+            Some('-') => {
+                old += 1;
+                format!("{:>5}     ", format!("-{}", old - 1))
+            }
+            Some('+') => {
+                new += 1;
+                format!("{:>5}     ", new - 1)
+            }
+            _ => {
+                (old, new) = (old + 1, new + 1);
+                format!("{:>5}     ", new - 1)
+            }
+        };
+        out.push(format!("{numbers}{l}"));
+    }
+    out.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{counted, file_line, landed_line, retry_line, tool_done_line};
+    use super::{counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line};
+
+    #[test]
+    fn a_diff_numbers_its_lines_as_a_comment_names_them() {
+        let diff = "--- a/t.py\n+++ b/t.py\n@@ -3,3 +3,3 @@\n def t():\n-    assert x == 4\n+    assert x\n     y()\n\\ No newline at end of file";
+        let shown = numbered_diff(diff);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[0], "--- a/t.py", "the headers as they were");
+        assert_eq!(lines[3], "    3      def t():");
+        assert_eq!(lines[4], "   -4     -    assert x == 4", "a removed line by its number as the file was");
+        assert_eq!(lines[5], "    4     +    assert x");
+        assert_eq!(lines[6], "    5          y()");
+        assert!(lines[7].ends_with("\\ No newline at end of file"));
+    }
     use finishline_engine::domain::ToolState;
 
     #[test]

@@ -118,6 +118,7 @@ async fn a_deleted_assertion_is_flagged_and_never_approved_automatically() {
     let said = format!("{}{}", String::from_utf8_lossy(&shown.stdout), String::from_utf8_lossy(&shown.stderr));
     assert!(said.contains("audit: test_calc.py:5: assertion removed"), "the waiting review names the finding: {said}");
     assert!(said.contains("Approve accepts"), "and what approving it means: {said}");
+    assert!(said.contains("   -5     -    assert result == 4"), "the diff numbers the removed line as --comment takes it: {said}");
     let as_json = lines(&finishline(&["sessions", "review", &id, "--json"], &e.data));
     assert_eq!(as_json[0]["audit"][0]["rule"], "assertion_removed", "and so does its JSON: {as_json:?}");
 }
