@@ -75,7 +75,7 @@ enum StatsCommand {
 }
 
 /// What decides a review (or goes with a decision): a dismissal is made apart from them.
-const DECIDING: [&str; 6] = ["approve", "reject", "request_changes", "resolve", "comments", "copy_ignored"];
+const DECIDING: [&str; 7] = ["approve", "reject", "request_changes", "resolve", "revert", "comments", "copy_ignored"];
 
 #[derive(Subcommand)]
 enum SessionsCommand {

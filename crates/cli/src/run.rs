@@ -1417,12 +1417,18 @@ impl AskedReview {
     /// The question approving asks first, in the window's words, when it accepts what was not
     /// confirmed: a weakened check, or a comment not confirmed met.
     fn approve_question(&self) -> Option<String> {
-        match (self.audit.len(), self.unmet().len()) {
-            (0, 0) => None,
-            (0, n) => Some(format!("Approve with {n} of your comments not confirmed met? [y/N]: ")),
-            (1, _) => Some("Approve with 1 change that weakens the checks? [y/N]: ".into()),
-            (n, _) => Some(format!("Approve with {n} changes that weaken the checks? [y/N]: ")),
-        }
+        let weakened = match self.audit.len() {
+            0 => None,
+            1 => Some("1 change that weakens the checks".to_string()),
+            n => Some(format!("{n} changes that weaken the checks")),
+        };
+        let unmet = Some(self.unmet().len()).filter(|n| *n > 0).map(|n| format!("{n} of your comments not confirmed met"));
+        let what = match (weakened, unmet) {
+            (None, None) => return None,
+            (Some(w), Some(u)) => format!("{w} and {u}"),
+            (Some(one), None) | (None, Some(one)) => one,
+        };
+        Some(format!("Approve with {what}? [y/N]: "))
     }
 
     /// What an approval accepted unconfirmed, named, one per line.
@@ -1651,4 +1657,24 @@ pub(crate) fn prompt_line(q: &str) -> Option<String> {
     crate::output::say(q);
     let s = crate::typed::line()?;
     (!s.is_empty()).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AskedReview;
+    use finishline_engine::judge::audit::{AuditRule, Finding};
+    use finishline_engine::judge::criteria::{CriterionResult, CriterionState};
+
+    #[test]
+    fn approving_asks_about_both_the_weakened_checks_and_the_unmet_comments() {
+        let finding = Finding { rule: AuditRule::AssertionRemoved, path: "t.py".into(), line: Some(5), detail: String::new(), excerpt: String::new() };
+        let criterion = |state| CriterionResult { id: "c".into(), text: "a.py:1: rename".into(), state, evidence: String::new() };
+        let asked = |audit: Vec<Finding>, criteria| AskedReview { audit, criteria, ..Default::default() }.approve_question();
+        assert_eq!(asked(vec![], vec![criterion(CriterionState::Met)]), None, "nothing unconfirmed: no question");
+        assert_eq!(asked(vec![finding.clone()], vec![]).as_deref(), Some("Approve with 1 change that weakens the checks? [y/N]: "));
+        assert_eq!(
+            asked(vec![finding.clone(), finding], vec![criterion(CriterionState::Unverifiable)]).as_deref(),
+            Some("Approve with 2 changes that weaken the checks and 1 of your comments not confirmed met? [y/N]: ")
+        );
+    }
 }

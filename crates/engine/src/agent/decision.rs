@@ -1017,14 +1017,14 @@ impl Engine {
             // A file an earlier round changed that a finding of this review names: Approve lands
             // it, so the person can comment on it, as the task left it.
             None if named_by_a_finding(events, review, &comment.path) => {
+                let path = &comment.path;
                 if comment.side == crate::judge::criteria::DiffSide::Old {
                     return Err(Error::InvalidInput(format!(
-                        "{} changed in an earlier round: comment on its lines as the task left it ({}:{})",
-                        comment.path, comment.path, comment.start_line
+                        "{path} changed in an earlier round, so this review does not show it as it was: comment on its lines as the task left it, or say what to do about it in your request for changes"
                     )));
                 }
                 let folder = current_worktree(events).map(|wt| PathBuf::from(wt.folder)).unwrap_or_else(|| in_place_folder(summary, events));
-                Some(std::fs::read_to_string(folder.join(&comment.path)).map_err(|e| Error::NotFound(format!("{}: {e}", comment.path)))?)
+                Some(earlier_rounds_file(&folder, path)?)
             }
             None => return Err(Error::InvalidInput(format!("{} is not among the files this review shows", comment.path))),
         };
@@ -1304,6 +1304,24 @@ fn on_a_side_it_has(kind: ChangeKind, comment: &crate::judge::criteria::Comment)
         (ChangeKind::Deleted, DiffSide::New) => Err(Error::InvalidInput(format!("the run deleted {path}: comment on its removed lines ({path}:-{line})"))),
         _ => Ok(()),
     }
+}
+
+/// A file an earlier round left, read where the task works, as a comment on it quotes it: a
+/// regular file of text, not through a link (the agent could have made it one to a secret), and
+/// not past the size a file tool reads.
+fn earlier_rounds_file(folder: &Path, path: &str) -> Result<String> {
+    const MOST: u64 = 1024 * 1024;
+    let at = folder.join(path);
+    let why = match std::fs::symlink_metadata(&at) {
+        Err(_) => "is gone since an earlier round of the task".to_string(),
+        Ok(m) if !m.is_file() => "is not a regular file now".to_string(),
+        Ok(m) if m.len() > MOST => "is over 1 MB".to_string(),
+        Ok(_) => match std::fs::read_to_string(&at) {
+            Ok(text) => return Ok(text),
+            Err(_) => "is not text".to_string(),
+        },
+    };
+    Err(Error::InvalidInput(format!("{path} {why}: its lines cannot be quoted; say what to do about it in your request for changes")))
 }
 
 /// Whether a standing finding of the review names `path`.
@@ -1943,6 +1961,20 @@ pub fn free_checkpoints(store: &Store, stores: &Path, id: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A comment on a file an earlier round left quotes it from where the task works: never
+    /// through a link the agent could have put there, never a file that is gone, with the way on.
+    #[test]
+    fn an_earlier_rounds_file_is_quoted_only_as_a_regular_file_of_text() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.py"), "assert x\n").unwrap();
+        std::fs::write(dir.path().join("secret"), "key\n").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), dir.path().join("link.py")).unwrap();
+        assert_eq!(earlier_rounds_file(dir.path(), "t.py").unwrap(), "assert x\n");
+        let linked = earlier_rounds_file(dir.path(), "link.py").unwrap_err().to_string();
+        assert!(linked.contains("link.py is not a regular file now") && linked.contains("request for changes"), "{linked}");
+        assert!(earlier_rounds_file(dir.path(), "gone.py").unwrap_err().to_string().contains("gone since an earlier round"));
+    }
 
     #[test]
     fn a_rejects_changes_count_from_the_first_run_of_its_rounds_a_plans_first_step_not_its_last() {

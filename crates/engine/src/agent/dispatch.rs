@@ -252,7 +252,7 @@ impl Run {
                 match self.wait_for(&request, RequestKind::Permission, rx).await? {
                     Answer::Permission(PermissionDecision::AllowOnce) => Ok(()),
                     Answer::Permission(PermissionDecision::AllowSession) => {
-                        self.allowed.insert(tool.to_string());
+                        super::permission::grant(&mut self.allowed, tool);
                         Ok(())
                     }
                     _ => Err(Halt::Denied),

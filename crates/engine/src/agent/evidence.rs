@@ -106,11 +106,11 @@ pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
             }
             EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => {
                 if let Some(tool) = asked.get(request_id) {
-                    granted.insert(tool.to_string());
+                    super::permission::grant(&mut granted, tool);
                 }
             }
             // Allowed when the task was started: for good, as "always this session" is.
-            EngineEvent::TaskAllowed { tools } => granted.extend(tools.iter().cloned()),
+            EngineEvent::TaskAllowed { tools } => super::permission::grant_started_with(&mut granted, tools),
             _ => {}
         }
     }

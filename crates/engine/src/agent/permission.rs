@@ -23,12 +23,33 @@ pub enum Gate {
     Refuse,
 }
 
-/// What a task allowed when started with every tool allowed (`--allow all`).
-pub const ALL_TOOLS: &str = "all";
+/// Among the tools allowed for a session, every one: a task started with `--allow all`. No tool
+/// is named so (an external agent names its calls as it likes, and "all" could be one of them):
+/// only [`grant_started_with`] puts it there.
+pub const ALL_TOOLS: &str = "\u{0}every tool";
 
 /// Whether the tools allowed for the session cover `tool`: by name, or all of them.
 fn allows(allowed_for_session: &HashSet<String>, tool: &str) -> bool {
     allowed_for_session.contains(tool) || allowed_for_session.contains(ALL_TOOLS)
+}
+
+/// Allows `tool` for the rest of the session (the person's "always"): by its name only, never
+/// as every tool, whatever the agent named its call.
+pub fn grant(allowed_for_session: &mut HashSet<String>, tool: &str) {
+    if tool != ALL_TOOLS {
+        allowed_for_session.insert(tool.to_string());
+    }
+}
+
+/// Allows what the task was started allowing (`--allow`, where `all` is every tool).
+pub fn grant_started_with(allowed_for_session: &mut HashSet<String>, tools: &[String]) {
+    for t in tools {
+        if t == "all" {
+            allowed_for_session.insert(ALL_TOOLS.to_string());
+        } else {
+            grant(allowed_for_session, t);
+        }
+    }
 }
 
 impl PermissionPolicy {
@@ -105,10 +126,17 @@ mod tests {
     /// tool that would ask runs, one the settings deny stays refused.
     #[test]
     fn a_task_started_allowing_all_runs_what_would_ask_and_not_what_is_denied() {
-        let all = HashSet::from([ALL_TOOLS.to_string()]);
+        let mut all = HashSet::new();
+        grant_started_with(&mut all, &["all".to_string()]);
         let nobody = PermissionPolicy { overrides: HashMap::from([("Deleting x".to_string(), Permission::Deny)]), nobody_to_ask: true, ..Default::default() };
         assert_eq!(nobody.gate_external("Running ls", Some("execute"), &all), Gate::Run);
         assert_eq!(nobody.gate_external("Deleting x", Some("delete"), &all), Gate::Refuse);
         assert!(!nobody.external_refused_unasked("Running ls", Some("execute"), &all));
+        // An agent's call named "all", allowed always, is that call alone.
+        let mut named_all = HashSet::new();
+        grant(&mut named_all, "all");
+        assert_eq!(nobody.gate_external("Running ls", Some("execute"), &named_all), Gate::Refuse);
+        grant(&mut named_all, ALL_TOOLS);
+        assert_eq!(nobody.gate_external("Running ls", Some("execute"), &named_all), Gate::Refuse, "nor can it name every tool");
     }
 }

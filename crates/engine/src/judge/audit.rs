@@ -274,14 +274,19 @@ fn manifest_test_line(path: &str, line: &str) -> bool {
     }
 }
 
-/// A script line that turns a failure into success; in a makefile, make's own ways too: a
-/// recipe line's `-` prefix and the `.IGNORE` target.
+/// A script line that turns a failure into success; in a makefile, make's own ways too: the
+/// `-` prefix (among `@`, `+`) of a recipe line that runs a check, and the `.IGNORE` target. A
+/// `-rm -f build` in `clean` masks nothing a check says.
 fn masks_failure(path: &str, line: &str) -> Option<&'static str> {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     if matches!(name.as_str(), "makefile" | "gnumakefile") || name.ends_with(".mk") {
-        let recipe = line.strip_prefix('\t').map(|r| r.trim_start_matches('@'));
-        if recipe.is_some_and(|r| r.starts_with('-')) {
-            return Some("-");
+        if let Some(recipe) = line.strip_prefix('\t') {
+            let prefix: String = recipe.chars().take_while(|c| matches!(c, '@' | '+' | '-')).collect();
+            let command = recipe[prefix.len()..].to_ascii_lowercase();
+            let runs_a_check = ["test", "check", "pytest", "jest", "vitest", "mocha", "lint", "verify"].iter().any(|w| command.contains(w));
+            if prefix.contains('-') && runs_a_check {
+                return Some("-");
+            }
         }
         if line.trim_start().starts_with(".IGNORE") {
             return Some(".IGNORE");
@@ -866,12 +871,17 @@ mod tests {
     #[test]
     fn a_makefile_recipe_that_ignores_its_errors_is_found() {
         let before = "test:\n\tpytest -q\n";
-        for after in ["test:\n\t-pytest -q\n", "test:\n\t@-pytest -q\n", "test:\n\t-@pytest -q\n", ".IGNORE: test\ntest:\n\tpytest -q\n"] {
+        for after in
+            ["test:\n\t-pytest -q\n", "test:\n\t@-pytest -q\n", "test:\n\t-@pytest -q\n", "test:\n\t@+-pytest -q\n", ".IGNORE: test\ntest:\n\tpytest -q\n"]
+        {
             let f = audit(&[AuditFile { path: "Makefile", before: Some(before), after: Some(after) }], &["make test".into()]);
             assert!(rules(&f).contains(&AuditRule::FailureMasked), "{after:?}: {f:?}");
         }
         let options = audit(&[AuditFile { path: "Makefile", before: Some(before), after: Some("test:\n\tpytest -q -x\n") }], &["make test".into()]);
         assert!(!rules(&options).contains(&AuditRule::FailureMasked), "an option is no ignore prefix: {options:?}");
+        let cleaning = "test:\n\tpytest -q\nclean:\n\t-rm -f build\nCFLAGS = -O2 \\\n\t-Wall\n";
+        let cleaning = audit(&[AuditFile { path: "Makefile", before: Some(before), after: Some(cleaning) }], &["make test".into()]);
+        assert!(!rules(&cleaning).contains(&AuditRule::FailureMasked), "a clean that ignores a missing file masks no check: {cleaning:?}");
         let not_make = audit(&[AuditFile { path: "notes.sh", before: Some("a\n"), after: Some("a\n\t-rm x\n") }], &[]);
         assert!(!rules(&not_make).contains(&AuditRule::FailureMasked), "outside a makefile a leading - is not make's: {not_make:?}");
     }

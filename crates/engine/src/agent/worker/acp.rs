@@ -698,13 +698,13 @@ impl Run {
         };
         let decided = self.permit_gated(gate, &name, input, reason, Some(&call)).await;
         if always && decided.is_ok() {
-            self.allowed.insert(name.clone());
+            crate::agent::permission::grant(&mut self.allowed, &name);
         }
         // Allowed for the session by its title, which some agents make of each call's file
         // ("Writing to a.txt"): the agent's kind for it (`edit`) is allowed too, or the next
         // file would ask again.
         if let Some(kind) = kind.as_ref().filter(|_| decided.is_ok() && self.allowed.contains(&name)) {
-            self.allowed.insert(kind.clone());
+            crate::agent::permission::grant(&mut self.allowed, kind);
         }
         let set_state = |tools: &mut Vec<AgentTool>, state: ToolState, output: Option<String>| {
             if let Some(t) = tools.iter_mut().find(|t| t.id == call.id) {
