@@ -69,7 +69,10 @@ impl Comment {
 /// Parses the CLI's `FILE:LINE[-LINE]=TEXT`; `FILE:-LINE[-LINE]=TEXT` is on removed lines (the
 /// file as it was), as a diff marks them.
 pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
-    let (at, text) = arg.split_once('=').ok_or_else(|| format!("“{arg}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT"))?;
+    // The `=` after the line: a file's name may hold one (`a=b.txt:3=…`), and the words may too.
+    let is_lines = |at: &str| at.rsplit_once(':').is_some_and(|(_, l)| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit() || b == b'-'));
+    let split = arg.match_indices('=').map(|(i, _)| (&arg[..i], &arg[i + 1..])).find(|(at, _)| is_lines(at));
+    let (at, text) = split.or_else(|| arg.split_once('=')).ok_or_else(|| format!("“{arg}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT"))?;
     let (path, lines) = at.rsplit_once(':').ok_or_else(|| format!("“{at}”: name the line after the file, as in src/a.rs:12"))?;
     let (side, range) = match lines.trim().strip_prefix('-') {
         Some(rest) => (DiffSide::Old, rest),
@@ -340,6 +343,10 @@ mod tests {
         assert!(parse_cli_comment("a.py:0=text", "c".into()).is_err(), "lines count from 1");
         assert!(parse_cli_comment("a.py:9-3=text", "c".into()).is_err());
         assert!(parse_cli_comment("a.py:3=  ", "c".into()).is_err(), "an empty comment says nothing");
+        let odd = parse_cli_comment("conf/a=b.ini:3=set x = 4", "c".into()).unwrap();
+        assert_eq!((odd.path.as_str(), odd.start_line, odd.text.as_str()), ("conf/a=b.ini", 3, "set x = 4"), "a name with = in it");
+        let eq = parse_cli_comment("a.py:3=use x == 4 here", "c".into()).unwrap();
+        assert_eq!(eq.text, "use x == 4 here");
     }
 
     #[test]
