@@ -2,7 +2,6 @@
 //! taken back: each named by its file and line, as the review prints it.
 
 use finishline_engine::domain::SessionId;
-use finishline_engine::event::EngineEvent;
 use finishline_engine::judge::audit::Finding;
 use serde_json::json;
 
@@ -21,13 +20,7 @@ pub fn dismiss_or_restore(id: &str, dismiss: &[String], restore: &[String], opts
         return Err(fail(exit::USAGE, json, &no_review(&store, &sid)));
     };
     let events = store.events(&sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
-    let found = events
-        .iter()
-        .find_map(|e| match &e.event {
-            EngineEvent::ReviewRequested { review_id, audit, .. } if *review_id == review => Some(audit.clone()),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let found = finishline_engine::agent::changes::review_audit(&events, &review);
     let standing = finishline_engine::agent::changes::standing_findings(found.clone(), &events);
     let dismissed: Vec<Finding> = found.iter().filter(|f| !standing.contains(f)).cloned().collect();
     let to_dismiss = at_places(dismiss, &standing, ("stands", "those that do")).map_err(|e| fail(exit::USAGE, json, &e))?;

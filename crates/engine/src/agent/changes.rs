@@ -883,6 +883,15 @@ pub fn dismissed_findings(events: &[Envelope]) -> Vec<(crate::judge::audit::Audi
     out
 }
 
+/// The audit's findings as the review `review` recorded them, dismissed ones among them.
+pub fn review_audit(events: &[Envelope], review: &RequestId) -> Vec<crate::judge::audit::Finding> {
+    let audit = events.iter().find_map(|e| match &e.event {
+        EngineEvent::ReviewRequested { review_id, audit, .. } if review_id == review => Some(audit.clone()),
+        _ => None,
+    });
+    audit.unwrap_or_default()
+}
+
 /// Of `found`, the findings that still stand: those the person dismissed for the session (and did
 /// not take back) no longer count against it.
 pub fn standing_findings(found: Vec<crate::judge::audit::Finding>, events: &[Envelope]) -> Vec<crate::judge::audit::Finding> {

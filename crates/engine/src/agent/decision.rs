@@ -1326,11 +1326,7 @@ fn earlier_rounds_file(folder: &Path, path: &str) -> Result<String> {
 
 /// Whether a standing finding of the review names `path`.
 fn named_by_a_finding(events: &[Envelope], review: &RequestId, path: &str) -> bool {
-    let audit = events.iter().find_map(|e| match &e.event {
-        EngineEvent::ReviewRequested { review_id, audit, .. } if review_id == review => Some(audit.clone()),
-        _ => None,
-    });
-    super::changes::standing_findings(audit.unwrap_or_default(), events).iter().any(|f| f.path == path)
+    super::changes::standing_findings(super::changes::review_audit(events, review), events).iter().any(|f| f.path == path)
 }
 
 /// The folder an in-place task works in.
