@@ -559,3 +559,26 @@ async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
     assert_eq!(again.status.code(), Some(6), "{said}");
     assert!(e.ws.join("second.txt").exists(), "the follow-up ran the command the task was allowed: {said}");
 }
+
+/// A tool the settings deny, named by `--allow` when the task started, runs in the first run
+/// and in the follow-up alike: the follow-up is the same task, allowed the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_the_settings_deny_named_by_allow_runs_in_the_follow_up_as_in_the_first_run() {
+    let server = fake(json!([
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "write second.txt too"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 2 > second.txt"}}]}, "times": 1},
+        {"when": {"kind": "agent", "last_message_contains": "make first.txt"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 1 > first.txt"}}]}, "times": 1},
+        {"when": {"kind": "agent"}, "reply": {"text": "Done! It is written."}}
+    ]))
+    .await;
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    std::fs::write(e.data.join("settings.json"), r#"{"settings": {"permissions": {"run_command": "deny"}}}"#).unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let id = waiting_for_review(&e, &url, "make first.txt", &["--allow", "run_command"]);
+    assert!(e.ws.join("first.txt").exists(), "named by --allow, the command ran though the settings deny it");
+    let again = finishline(&["sessions", "review", &id, "--request-changes", "write second.txt too", "--base-url", &url, "--model", "m"], &e.data);
+    let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+    assert_eq!(again.status.code(), Some(6), "{said}");
+    assert!(e.ws.join("second.txt").exists(), "the follow-up ran it too: {said}");
+}

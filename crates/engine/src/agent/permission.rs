@@ -33,29 +33,38 @@ fn allows(allowed_for_session: &HashSet<String>, tool: &str) -> bool {
     allowed_for_session.contains(tool) || allowed_for_session.contains(ALL_TOOLS)
 }
 
+/// Marks a tool the task was started naming: it runs even where the settings deny it (the
+/// person named it for this task), in the first run and every later one alike.
+const NAMED_BY_TASK: &str = "\u{0}named ";
+
+fn named_by_task(allowed_for_session: &HashSet<String>, tool: &str) -> bool {
+    allowed_for_session.contains(&format!("{NAMED_BY_TASK}{tool}"))
+}
+
 /// Allows `tool` for the rest of the session (the person's "always"): by its name only, never
-/// as every tool, whatever the agent named its call.
+/// as every tool or as named by the task, whatever the agent named its call.
 pub fn grant(allowed_for_session: &mut HashSet<String>, tool: &str) {
-    if tool != ALL_TOOLS {
+    if !tool.starts_with('\u{0}') {
         allowed_for_session.insert(tool.to_string());
     }
 }
 
-/// Allows what the task was started allowing (`--allow`, where `all` is every tool).
+/// Allows what the task was started allowing (`--allow`, where `all` is every tool that would
+/// ask, and a tool named is allowed even where the settings deny it).
 pub fn grant_started_with(allowed_for_session: &mut HashSet<String>, tools: &[String]) {
-    for t in tools {
+    for t in tools.iter().filter(|t| !t.starts_with('\u{0}')) {
         if t == "all" {
             allowed_for_session.insert(ALL_TOOLS.to_string());
         } else {
             grant(allowed_for_session, t);
+            allowed_for_session.insert(format!("{NAMED_BY_TASK}{t}"));
         }
     }
 }
 
 impl PermissionPolicy {
     pub fn gate(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> Gate {
-        let base = self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool));
-        match base {
+        match self.setting(toolbox, tool, allowed_for_session) {
             Permission::Allow => Gate::Run,
             Permission::Deny => Gate::Refuse,
             Permission::Ask if self.allow_all || allows(allowed_for_session, tool) => Gate::Run,
@@ -67,16 +76,15 @@ impl PermissionPolicy {
     /// Whether `tool` is refused only because it would ask and nobody can be asked: not the
     /// person's denial, and said so.
     pub fn refused_unasked(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> bool {
-        self.nobody_to_ask
-            && self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool)) == Permission::Ask
-            && !self.allow_all
-            && !allows(allowed_for_session, tool)
+        self.nobody_to_ask && self.setting(toolbox, tool, allowed_for_session) == Permission::Ask && !self.allow_all && !allows(allowed_for_session, tool)
     }
 
     /// An external agent's tool that `gate_external` refuses only because nobody could be asked:
     /// the history says so, not that the person denied a call they were never shown.
     pub fn external_refused_unasked(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> bool {
-        self.nobody_to_ask && self.external_setting(tool, kind) != Some(Permission::Deny) && self.gate_external(tool, kind, allowed_for_session) == Gate::Refuse
+        self.nobody_to_ask
+            && self.external_setting(tool, kind, allowed_for_session) != Some(Permission::Deny)
+            && self.gate_external(tool, kind, allowed_for_session) == Gate::Refuse
     }
 
     /// An external agent's tool: the agent asked, so unless the settings or the person already
@@ -86,7 +94,7 @@ impl PermissionPolicy {
     /// A setting for the name comes before one for the kind.
     pub fn gate_external(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> Gate {
         let allowed = allows(allowed_for_session, tool) || kind.is_some_and(|k| allowed_for_session.contains(k));
-        match self.external_setting(tool, kind).unwrap_or(Permission::Ask) {
+        match self.external_setting(tool, kind, allowed_for_session).unwrap_or(Permission::Ask) {
             Permission::Allow => Gate::Run,
             Permission::Deny => Gate::Refuse,
             Permission::Ask if self.allow_all || allowed => Gate::Run,
@@ -95,8 +103,19 @@ impl PermissionPolicy {
         }
     }
 
-    fn external_setting(&self, tool: &str, kind: Option<&str>) -> Option<Permission> {
-        self.overrides.get(tool).or_else(|| kind.and_then(|k| self.overrides.get(k))).copied()
+    /// A built-in tool's permission: named by the task, by the settings, else its default.
+    fn setting(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> Permission {
+        if named_by_task(allowed_for_session, tool) {
+            return Permission::Allow;
+        }
+        self.overrides.get(tool).copied().unwrap_or_else(|| toolbox.default_permission(tool))
+    }
+
+    /// An external tool's permission by its name, then by its kind; at each, the task's naming
+    /// before the settings (as `--allow` put it in the first run's settings).
+    fn external_setting(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> Option<Permission> {
+        let by = |key: &str| if named_by_task(allowed_for_session, key) { Some(Permission::Allow) } else { self.overrides.get(key).copied() };
+        by(tool).or_else(|| kind.and_then(by))
     }
 }
 
@@ -138,5 +157,32 @@ mod tests {
         assert_eq!(nobody.gate_external("Running ls", Some("execute"), &named_all), Gate::Refuse);
         grant(&mut named_all, ALL_TOOLS);
         assert_eq!(nobody.gate_external("Running ls", Some("execute"), &named_all), Gate::Refuse, "nor can it name every tool");
+    }
+
+    /// A tool the task was started naming (`--allow run_command`) runs though the settings deny
+    /// it, in every run of the task, as it did in the first; `all` covers only what would ask.
+    /// A person's "always" for a tool never lifts a denial.
+    #[test]
+    fn a_tool_the_task_was_started_naming_runs_though_the_settings_deny_it() {
+        let denies = PermissionPolicy {
+            overrides: HashMap::from([
+                ("run_command".to_string(), Permission::Deny),
+                ("fetch_url".to_string(), Permission::Deny),
+                ("edit".to_string(), Permission::Deny),
+            ]),
+            nobody_to_ask: true,
+            ..Default::default()
+        };
+        let toolbox = Toolbox::standard();
+        let mut started = HashSet::new();
+        grant_started_with(&mut started, &["run_command".to_string(), "all".to_string(), "edit".to_string()]);
+        assert_eq!(denies.gate(&toolbox, "run_command", &started), Gate::Run);
+        assert_eq!(denies.gate(&toolbox, "fetch_url", &started), Gate::Refuse, "all does not lift a denial");
+        assert_eq!(denies.gate_external("Writing to a.txt", Some("edit"), &started), Gate::Run, "named by its kind");
+        let mut always = HashSet::new();
+        grant(&mut always, "run_command");
+        assert_eq!(denies.gate(&toolbox, "run_command", &always), Gate::Refuse);
+        let name_denied = PermissionPolicy { overrides: HashMap::from([("Writing to .env".to_string(), Permission::Deny)]), ..Default::default() };
+        assert_eq!(name_denied.gate_external("Writing to .env", Some("edit"), &started), Gate::Refuse, "a setting for the name comes before the task's kind");
     }
 }
