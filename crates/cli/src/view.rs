@@ -160,12 +160,7 @@ impl View {
             }
             // The step's own line (▤ step 2/3) says it.
             EngineEvent::Continuation { source: ContinuationSource::PlanStep, .. } => {}
-            EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
-                let rest = if remaining.is_empty() { String::new() } else { format!(": {}", remaining.join("; ")) };
-                // One that opens a run (review comments, a new worktree) is from no budget: no count.
-                let count = if *max > 0 { format!(", {attempt}/{max}") } else { String::new() };
-                self.line(&format!("  ↻ Finishline continues the agent ({}{count}){rest}", source.as_str()))
-            }
+            EngineEvent::Continuation { source, attempt, max, remaining, text, .. } => self.line(&continuation_line(*source, *attempt, *max, remaining, text)),
             EngineEvent::Evaluation { verdict, summary, remaining, .. } => {
                 let rest = if remaining.is_empty() { String::new() } else { format!(" — remaining: {}", remaining.join("; ")) };
                 self.line(&format!("  ⚖ evaluator: {} — {summary}{rest}", verdict.as_str()))
@@ -556,9 +551,23 @@ pub fn numbered_diff(diff: &str) -> String {
     out.join("\n")
 }
 
+/// Finishline's words to the agent, by their source and what remains. A new worktree's note has
+/// no list: its first sentence says why the run works in a new folder (the earlier changes
+/// landed, were kept on a branch, or rejected), which the line names before the run's own.
+fn continuation_line(source: ContinuationSource, attempt: u32, max: u32, remaining: &[String], text: &str) -> String {
+    let rest = match source {
+        ContinuationSource::NewWorktree => text.split_inclusive(". ").next().map(|s| format!(": {}", s.trim())).unwrap_or_default(),
+        _ if remaining.is_empty() => String::new(),
+        _ => format!(": {}", remaining.join("; ")),
+    };
+    // One that opens a run (review comments, a new worktree) is from no budget: no count.
+    let count = if max > 0 { format!(", {attempt}/{max}") } else { String::new() };
+    format!("  ↻ Finishline continues the agent ({}{count}){rest}", source.as_str())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line};
+    use super::{continuation_line, counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line};
 
     #[test]
     fn a_diff_numbers_its_lines_as_a_comment_names_them() {
@@ -572,7 +581,7 @@ mod tests {
         assert_eq!(lines[6], "    5          y()");
         assert!(lines[7].ends_with("\\ No newline at end of file"));
     }
-    use finishline_engine::domain::ToolState;
+    use finishline_engine::domain::{ContinuationSource, ToolState};
 
     #[test]
     fn a_claim_sent_back_reads_as_not_accepted_with_finishlines_words_not_its_tags() {
@@ -604,5 +613,19 @@ mod tests {
         let f = serde_json::json!({"path": "run.sh", "kind": "modified", "diff": "diff --git a/run.sh b/run.sh\nold mode 100755\nnew mode 100644\n"});
         assert_eq!(file_line(&f), "modified run.sh (+0 −0, mode 100755 → 100644)");
         assert_eq!((counted(1, "step"), counted(2, "tool call")), ("1 step".to_string(), "2 tool calls".to_string()));
+    }
+
+    /// A follow-up in a new worktree says why there, not just that it is one.
+    #[test]
+    fn a_new_worktrees_note_says_what_became_of_the_earlier_changes() {
+        let note = "Your earlier changes in this task were approved and landed on `main`. You now work in a new worktree made from `main` as it is now, with them in it.";
+        assert_eq!(
+            continuation_line(ContinuationSource::NewWorktree, 0, 0, &[], note),
+            "  ↻ Finishline continues the agent (new_worktree): Your earlier changes in this task were approved and landed on `main`."
+        );
+        assert_eq!(
+            continuation_line(ContinuationSource::TodoGate, 1, 5, &["write b".into()], "…"),
+            "  ↻ Finishline continues the agent (todo_gate, 1/5): write b"
+        );
     }
 }
