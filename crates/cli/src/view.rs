@@ -25,6 +25,8 @@ pub struct View {
     /// The agent wanted a login and its ways were shown: the error and the status that follow
     /// say the same in the window's words, so they are said in short.
     login_shown: Option<String>,
+    /// The calls whose start was shown (`→ tool {input}`).
+    calls_shown: std::collections::HashSet<String>,
 }
 
 impl View {
@@ -38,6 +40,7 @@ impl View {
             tool_calls: Default::default(),
             continuations: 0,
             login_shown: None,
+            calls_shown: Default::default(),
             evaluations: 0,
             lands: vec![],
         }
@@ -143,9 +146,17 @@ impl View {
                 crate::output::human(text);
                 self.in_text = true;
             }
-            EngineEvent::ToolCall { tool, input, state: ToolState::Running, .. } => {
-                let shown: String = input.to_string().chars().take(160).collect();
-                self.line(&format!("  → {tool} {shown}"))
+            EngineEvent::ToolCall { call_id, tool, input, state: ToolState::Running, .. } => {
+                self.calls_shown.insert(call_id.clone());
+                self.line(&call_line(tool, input))
+            }
+            // Refused before it ran, the call was never shown: what it would have done is, so
+            // that the command allowing it next time is not taken blind.
+            EngineEvent::ToolCall { call_id, tool, input, state: ToolState::Denied, output, .. } => {
+                if !self.calls_shown.contains(call_id) && !input.is_null() {
+                    self.line(&call_line(tool, input));
+                }
+                self.line(&tool_done_line(tool, ToolState::Denied, output.as_deref().unwrap_or("")))
             }
             EngineEvent::ToolCall { tool, state, output, .. }
                 if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) =>
@@ -549,6 +560,12 @@ pub fn numbered_diff(diff: &str) -> String {
         out.push(format!("{numbers}{l}"));
     }
     out.join("\n")
+}
+
+/// A call as it starts: its tool and input, cut to a line.
+fn call_line(tool: &str, input: &serde_json::Value) -> String {
+    let shown: String = input.to_string().chars().take(160).collect();
+    format!("  → {tool} {shown}")
 }
 
 /// Finishline's words to the agent, by their source and what remains. A new worktree's note has

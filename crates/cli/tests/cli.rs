@@ -1782,3 +1782,24 @@ async fn a_step_slower_than_the_limit_names_the_flag_that_gives_it_longer() {
     assert!(said.contains("longer than the step limit (10 s)"), "{said}");
     assert!(said.contains("--step-timeout"), "the way to give it longer, in a terminal: {said}");
 }
+
+/// With nobody to ask, a refused call is shown with what it would have done: the command that
+/// allows it next time is not taken blind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_with_nobody_to_ask_shows_what_it_would_have_run() {
+    let scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": false, \"summary\": \"nothing\", \"remaining\": [\"c.txt\"], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi > c.txt"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out =
+        tokio::task::spawn_blocking(move || finishline(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run_command needs your permission"), "{}", String::from_utf8_lossy(&out.stderr));
+    let call = shown.find("→ run_command {\"command\":\"echo hi > c.txt\"}").unwrap_or_else(|| panic!("the refused command is shown: {shown}"));
+    assert!(call < shown.find("✗ run_command (denied)").unwrap(), "{shown}");
+    assert!(!e.ws.join("c.txt").exists());
+}
