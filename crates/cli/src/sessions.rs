@@ -116,7 +116,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.
-                        r.end_reason.filter(|_| !r.status.is_running() && r.status != SessionStatus::AwaitingApproval).map(|e| e.as_str()).unwrap_or("—"),
+                        r.end_reason.filter(|_| !r.status.at_work()).map(|e| e.as_str()).unwrap_or("—"),
                         r.created_at,
                         r.title
                     );

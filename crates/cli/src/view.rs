@@ -341,7 +341,12 @@ impl View {
     }
 
     pub fn summary(&mut self, store: &Store, session: &SessionId) {
-        let Ok(s) = store.session(session) else { return };
+        let Ok(mut s) = store.session(session) else { return };
+        // A run still at work (or waiting mid-way for an answer) has no end yet: the claim,
+        // verdict and end reason stored are the last run's, not this one's.
+        if s.status.at_work() {
+            (s.claim, s.verdict, s.end_reason) = (None, None, None);
+        }
         let v = json!({
             "type": "summary",
             "session_id": s.id,

@@ -1803,3 +1803,32 @@ async fn a_call_refused_with_nobody_to_ask_shows_what_it_would_have_run() {
     assert!(call < shown.find("✗ run_command (denied)").unwrap(), "{shown}");
     assert!(!e.ws.join("c.txt").exists());
 }
+
+/// A run that stops mid-way for the person's answer has no end yet: its summary does not carry
+/// the end reason of the run before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_for_an_answer_does_not_show_the_last_runs_end_reason() {
+    let scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": false, \"summary\": \"nothing\", \"remaining\": [\"c.txt\"], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "go on"}, "reply": {"text": "Asking.", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which colour?"}}]}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi > c.txt"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let first = {
+        let (url, data) = (url.clone(), data.clone());
+        tokio::task::spawn_blocking(move || finishline(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data))
+            .await
+            .unwrap()
+    };
+    let summary = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap();
+    assert_eq!(summary["end_reason"], "permission_denied", "{summary}");
+    let id = summary["session_id"].as_str().unwrap().to_string();
+    let again =
+        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let said = String::from_utf8_lossy(&again.stdout).to_string();
+    assert_eq!(again.status.code(), Some(6), "{said}");
+    assert!(said.contains("status awaiting_approval, end reason —"), "{said}");
+}
