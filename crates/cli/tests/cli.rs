@@ -1832,3 +1832,33 @@ async fn a_run_waiting_for_an_answer_does_not_show_the_last_runs_end_reason() {
     assert_eq!(again.status.code(), Some(6), "{said}");
     assert!(said.contains("status awaiting_approval, end reason —"), "{said}");
 }
+
+/// A resume whose folder is gone is refused before it starts: the session stays as it was
+/// (here, rejected), not a failed run that says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_whose_folder_is_gone_is_refused_and_changes_nothing() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let first = {
+        let (url, data) = (url.clone(), data.clone());
+        tokio::task::spawn_blocking(move || {
+            finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--json"], &data)
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(first.status.code(), Some(3), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let moved = e.ws.with_file_name("moved");
+    std::fs::rename(&e.ws, &moved).unwrap();
+    let again = {
+        let (id, data) = (id.clone(), data.clone());
+        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data)).await.unwrap()
+    };
+    let said = String::from_utf8_lossy(&again.stderr).to_string();
+    assert_eq!(again.status.code(), Some(2), "{said}");
+    assert!(said.contains("is gone (moved or deleted): put it back there and resume"), "{said}");
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).to_string();
+    assert!(listed.contains("rejected") && !listed.contains("failed"), "{listed}");
+}

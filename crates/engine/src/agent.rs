@@ -787,6 +787,12 @@ impl Engine {
     pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
         let msg = message.trim();
         crate::store::within_message_limit(msg, "the message")?;
+        // A folder moved or deleted since is said before a run starts: a run would only fail,
+        // and its failure would replace how the session ended (rejected, approved) in the list.
+        let folder = std::path::PathBuf::from(self.store.session(session)?.workspace);
+        if let Err(e) = std::fs::metadata(&folder) {
+            return Err(crate::workspace::unusable_now(&folder, &e));
+        }
         let run = RunId::new();
         let trigger = self.store.begin_run(session, &run, |status| {
             may_start(status)?;
