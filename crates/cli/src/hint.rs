@@ -70,6 +70,29 @@ pub fn sentence(clause: &str) -> String {
     first.next().into_iter().flat_map(char::to_uppercase).chain(first).collect()
 }
 
+/// A message with each command it names (`` `finishline …` ``, as the engine words them for
+/// either front end) written as [`command`] writes it: with the program as the shell finds it
+/// and the `--data-dir` the person passed, so it can be pasted.
+pub fn pasteable(message: &str) -> String {
+    commands_written(message, command)
+}
+
+fn commands_written(message: &str, write: impl Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("`finishline ") {
+        let after = &rest[at + "`finishline ".len()..];
+        let Some(end) = after.find('`') else { break };
+        out.push_str(&rest[..at]);
+        out.push('`');
+        out.push_str(&write(&after[..end]));
+        out.push('`');
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// How to put a session's kept work away, in a clause after "or": `sessions discard`, except for
 /// an attempt of a group none was chosen from, which goes with its group (discard refuses it).
 pub fn put_away(s: &finishline_engine::store::SessionSummary) -> String {
@@ -85,7 +108,22 @@ pub fn put_away(s: &finishline_engine::store::SessionSummary) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{program_named, quoted};
+    use super::{commands_written, program_named, quoted};
+
+    /// The engine words a command for both front ends; the CLI's message gives it whole.
+    #[test]
+    fn a_command_an_engine_message_names_is_written_to_be_pasted() {
+        let write = |rest: &str| format!("./fl {rest} --data-dir /d");
+        assert_eq!(
+            commands_written("reject it there (Reject in the window, `finishline sessions review s1 --reject` in a terminal)", write),
+            "reject it there (Reject in the window, `./fl sessions review s1 --reject --data-dir /d` in a terminal)"
+        );
+        assert_eq!(
+            commands_written("no command `here`; `finishline a` and `finishline b`", write),
+            "no command `here`; `./fl a --data-dir /d` and `./fl b --data-dir /d`"
+        );
+        assert_eq!(commands_written("cut `finishline a", write), "cut `finishline a");
+    }
 
     #[test]
     fn a_suggestion_names_the_program_as_the_shell_would_find_it() {

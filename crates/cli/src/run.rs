@@ -66,6 +66,7 @@ pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
 }
 
 pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
+    let message = &crate::hint::pasteable(message);
     if json {
         outln!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
     }

@@ -427,6 +427,8 @@ pub fn show(id: &str, common: &Common) -> u8 {
 
 pub fn search(text: &str, common: &Common) -> u8 {
     if text.trim().is_empty() {
+        // Read first, so the command suggested names the `--data-dir` given.
+        config::data_dir(common);
         return crate::run::fail(
             exit::USAGE,
             common.json,

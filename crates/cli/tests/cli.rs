@@ -1862,3 +1862,28 @@ async fn a_resume_whose_folder_is_gone_is_refused_and_changes_nothing() {
     let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &data).stdout).to_string();
     assert!(listed.contains("rejected") && !listed.contains("failed"), "{listed}");
 }
+
+/// A refusal that names a command names it as the person can paste it: with the `--data-dir`
+/// they passed, as every other suggestion does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_names_its_command_with_the_data_dir_given() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data) = (server.base_url(Protocol::Openai), e.data.clone());
+    let repo = person_repo(&e.ws, &[]).to_string_lossy().into_owned();
+    let first = {
+        let data = data.clone();
+        tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &repo, "--base-url", &url, "--model", "m", "--json"], &data))
+            .await
+            .unwrap()
+    };
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let refused = finishline(&["sessions", "discard", &id], &data);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains(&format!("sessions review {id} --reject --data-dir {}`", data.display())), "{said}");
+    let empty = finishline(&["sessions", "search", " "], &data);
+    let said = String::from_utf8_lossy(&empty.stderr).to_string();
+    assert!(said.contains(&format!("sessions search \"words\" --data-dir {}`", data.display())), "{said}");
+}
