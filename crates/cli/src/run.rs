@@ -1337,11 +1337,16 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
-    let AskedReview { files, not_landed, in_submodules, audit, criteria } = asked_review(&events, &review);
+    let AskedReview { ended, why, files, not_landed, in_submodules, audit, criteria } = asked_review(&events, &review);
     if json {
         outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files, "audit": audit, "criteria": criteria}));
     } else {
-        crate::output::human(&format!("{sid} waits for your review: {} file(s) changed\n", files.len()));
+        // How the run ended first: a run that stopped stuck, or with a check failing, is not
+        // read as one verified done from its diff alone.
+        crate::output::human(&format!("{sid} waits for your review: {ended}, {} file(s) changed\n", files.len()));
+        for l in &why {
+            crate::output::human(&format!("{l}\n"));
+        }
         for f in &files {
             crate::output::human(&format!("\n{}\n{}\n", crate::view::file_line(f), crate::view::numbered_diff(f["diff"].as_str().unwrap_or("").trim_end())));
         }
@@ -1385,6 +1390,10 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
 /// comments from the last review).
 #[derive(Default)]
 struct AskedReview {
+    /// How the run ended, as its review line said it: claim, end reason, verdict.
+    ended: String,
+    /// Why it ended so, one line each: what repeated (stuck), what remains, the checks that failed.
+    why: Vec<String>,
     files: Vec<serde_json::Value>,
     not_landed: Vec<String>,
     in_submodules: Vec<String>,
@@ -1394,8 +1403,32 @@ struct AskedReview {
 
 fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestId) -> AskedReview {
     let asked = events.iter().find_map(|e| match &e.event {
-        EngineEvent::ReviewRequested { review_id, files_changed, not_landed, in_submodules, audit, criteria, .. } if *review_id == *review => {
+        EngineEvent::ReviewRequested {
+            review_id,
+            claim,
+            verdict,
+            end_reason,
+            stuck,
+            remaining,
+            verification,
+            files_changed,
+            not_landed,
+            in_submodules,
+            audit,
+            criteria,
+            ..
+        } if *review_id == *review => {
+            let verdict = verdict.map(|v| format!(", verdict {}", v.as_str())).unwrap_or_default();
+            let failed = verification.iter().filter_map(|v| v.as_str()).filter_map(|v| v.lines().next()).filter(|l| !l.ends_with(": exit 0"));
+            let why = stuck
+                .iter()
+                .map(crate::view::stuck_line)
+                .chain(remaining.iter().map(|r| format!("    remaining: {r}")))
+                .chain(failed.map(|l| format!("    check failed: {l}")))
+                .collect();
             Some(AskedReview {
+                ended: format!("claim {}, end reason {}{verdict}", claim.as_str(), end_reason.as_str()),
+                why,
                 files: files_changed.clone(),
                 not_landed: not_landed.clone(),
                 in_submodules: in_submodules.clone(),

@@ -264,9 +264,7 @@ impl View {
             } => {
                 self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
                 if let Some(s) = stuck {
-                    let one_line = s.repeated.split_whitespace().collect::<Vec<_>>().join(" ");
-                    let repeated = if one_line.is_empty() { String::new() } else { format!(": {one_line}") };
-                    self.line(&format!("    stuck: {}{repeated}", s.pattern.describe()));
+                    self.line(&stuck_line(s));
                 }
                 // What is being approved, before the question: each file and how much of it.
                 for f in files_changed.iter().take(LISTED_FILES) {
@@ -565,6 +563,13 @@ pub fn numbered_diff(diff: &str) -> String {
         out.push(format!("{numbers}{l}"));
     }
     out.join("\n")
+}
+
+/// Why the judge found a run stuck: the pattern, and what repeated, on one line.
+pub fn stuck_line(s: &Stuck) -> String {
+    let one_line = s.repeated.split_whitespace().collect::<Vec<_>>().join(" ");
+    let repeated = if one_line.is_empty() { String::new() } else { format!(": {one_line}") };
+    format!("    stuck: {}{repeated}", s.pattern.describe())
 }
 
 /// A call as it starts: its tool and input, cut to a line.

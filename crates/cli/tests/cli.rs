@@ -1887,3 +1887,29 @@ async fn a_refusal_names_its_command_with_the_data_dir_given() {
     let said = String::from_utf8_lossy(&empty.stderr).to_string();
     assert!(said.contains(&format!("sessions search \"words\" --data-dir {}`", data.display())), "{said}");
 }
+
+/// A review read later says how its run ended beside the diff: the end reason, the verdict, why
+/// it was stuck and the checks that failed, as the run's own lines said it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_read_later_says_how_its_run_ended() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let first = {
+        let data = data.clone();
+        tokio::task::spawn_blocking(move || {
+            finishline(
+                &["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--verify", "echo checking; exit 3", "--json"],
+                &data,
+            )
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let read = finishline(&["sessions", "review", &id], &data);
+    let said = String::from_utf8_lossy(&read.stdout).to_string();
+    assert!(said.contains("end reason stuck") && said.contains("stuck: "), "{said}");
+    assert!(said.contains("check failed: `echo checking; exit 3`: exit 3"), "the check that failed: {said}");
+}
