@@ -296,6 +296,11 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     engine.keep_alive();
     tokio::spawn(stop_on_signal(engine.clone(), sid.clone()));
     let mut view = View::new(json, after);
+    if after > 0 {
+        // A follow-up's review says where it stands among the rounds told before this command.
+        let told = store.events(&sid, 0).unwrap_or_default();
+        view.round = crate::view::Round::after(told.iter().filter(|e| e.seq <= after).map(|e| &e.event));
+    }
     let mut events = Box::pin(store.subscribe(sid.clone(), after));
     let mut runs_finished = 0;
     let mut auto_refused = false;
@@ -1343,8 +1348,11 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     } else {
         // How the run ended first: a run that stopped stuck, or with a check failing, is not
         // read as one verified done from its diff alone.
-        crate::output::human(&format!("{sid} waits for your review: {ended}, {} file(s) changed\n", files.len()));
-        for l in &why {
+        let round = crate::view::Round::after(
+            events.iter().take_while(|e| !matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if *review_id == review)).map(|e| &e.event),
+        );
+        crate::output::human(&format!("{sid} waits for your review: {ended}, {}\n", round.files_changed(files.len())));
+        for l in why.iter().map(String::as_str).chain(round.revert_note()) {
             crate::output::human(&format!("{l}\n"));
         }
         for f in &files {

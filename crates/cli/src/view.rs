@@ -27,6 +27,48 @@ pub struct View {
     login_shown: Option<String>,
     /// The calls whose start was shown (`→ tool {input}`).
     calls_shown: std::collections::HashSet<String>,
+    pub round: Round,
+}
+
+/// Where the review a run asks for stands among the task's rounds: after a request for changes
+/// its files are those changed since the person's last review, and in the folder itself a revert
+/// on Reject undoes the earlier rounds too (in a worktree they go with it, and Approve lands them).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Round {
+    since_last_review: bool,
+    in_place: bool,
+}
+
+impl Round {
+    /// The round as of the end of `events`.
+    pub fn after<'a>(events: impl IntoIterator<Item = &'a EngineEvent>) -> Round {
+        let mut r = Round::default();
+        for e in events {
+            r.apply(e);
+        }
+        r
+    }
+
+    fn apply(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::TaskWorkspace { worktree, .. } => *self = Round { since_last_review: false, in_place: worktree.is_none() },
+            // Resolving a landing is not a review of the work: its diff is what lands.
+            EngineEvent::ReviewResolved { decision: Decision::RequestChanges, occasion, .. } => {
+                self.since_last_review = *occasion != Some(DecisionOccasion::ResolveLanding)
+            }
+            _ => {}
+        }
+    }
+
+    /// "N file(s) changed", and since when.
+    pub fn files_changed(self, n: usize) -> String {
+        format!("{n} file(s) changed{}", if self.since_last_review { " since your last review" } else { "" })
+    }
+
+    /// What the diff of a later round leaves unsaid in the folder itself.
+    pub fn revert_note(self) -> Option<&'static str> {
+        (self.since_last_review && self.in_place).then_some("    (a revert on Reject undoes the earlier rounds too: what they changed is the task's)")
+    }
 }
 
 impl View {
@@ -41,6 +83,7 @@ impl View {
             continuations: 0,
             login_shown: None,
             calls_shown: Default::default(),
+            round: Round::default(),
             evaluations: 0,
             lands: vec![],
         }
@@ -60,6 +103,7 @@ impl View {
 
     /// What the summary line counts.
     fn count(&mut self, event: &EngineEvent) {
+        self.round.apply(event);
         match event {
             // Every run counts its steps from 1 (a plan's steps, a follow-up): each one is counted.
             EngineEvent::StepStarted { .. } => {
@@ -262,7 +306,8 @@ impl View {
                 in_submodules,
                 ..
             } => {
-                self.line(&format!("⚑ review: claim {}, end reason {}, {} file(s) changed", claim.as_str(), end_reason.as_str(), files_changed.len()));
+                let files = self.round.files_changed(files_changed.len());
+                self.line(&format!("⚑ review: claim {}, end reason {}, {files}", claim.as_str(), end_reason.as_str()));
                 if let Some(s) = stuck {
                     self.line(&stuck_line(s));
                 }
@@ -277,6 +322,9 @@ impl View {
                 let earlier: Vec<String> = self.lands.iter().filter(|p| !shown.contains(&p.as_str())).cloned().collect();
                 if !earlier.is_empty() {
                     self.line(&format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)));
+                }
+                if let Some(note) = self.round.revert_note() {
+                    self.line(note);
                 }
                 for l in left_out_lines(not_landed, in_submodules) {
                     self.line(&l);

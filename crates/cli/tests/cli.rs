@@ -1913,3 +1913,41 @@ async fn a_review_read_later_says_how_its_run_ended() {
     assert!(said.contains("end reason stuck") && said.contains("stuck: "), "{said}");
     assert!(said.contains("check failed: `echo checking; exit 3`: exit 3"), "the check that failed: {said}");
 }
+
+/// After a request for changes the review shows what changed since the person's last one: said
+/// so, since "0 files changed" would read as a task that changed nothing, and in a plain folder a
+/// revert on Reject still undoes the earlier rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_after_a_request_for_changes_says_its_files_are_since_the_last_review() {
+    let scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "Created k.txt"}, "reply": {"text": "Done! written."}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote k.txt"}, "reply": {"text": "Done! written."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "k.txt", "content": "k\n"}}]}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let first = {
+        let (url, data) = (url.clone(), data.clone());
+        tokio::task::spawn_blocking(move || finishline(&["run", "make k", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data))
+            .await
+            .unwrap()
+    };
+    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let again = {
+        let (id, data) = (id.clone(), data.clone());
+        tokio::task::spawn_blocking(move || {
+            finishline(&["sessions", "review", &id, "--request-changes", "check it", "--base-url", &url, "--model", "m"], &data)
+        })
+        .await
+        .unwrap()
+    };
+    let said = String::from_utf8_lossy(&again.stdout).to_string();
+    assert_eq!(again.status.code(), Some(6), "{said}");
+    assert!(said.contains("0 file(s) changed since your last review"), "{said}");
+    assert!(said.contains("a revert on Reject undoes the earlier rounds too"), "{said}");
+    let read = String::from_utf8_lossy(&finishline(&["sessions", "review", &id], &data).stdout).to_string();
+    assert!(read.contains("0 file(s) changed since your last review") && read.contains("a revert on Reject undoes the earlier rounds too"), "{read}");
+}
