@@ -103,6 +103,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                         _ => String::new(),
                     };
                     let put_away = if r.put_away_unreviewed() { "  [put away without a review]" } else { "" };
+                    let waits = if r.status == SessionStatus::AwaitingApproval { waits_for(&store, &r.id) } else { String::new() };
                     // "verified_done" beside checks the agent weakened is not a clean result.
                     let audit = match r.audit_findings {
                         0 => String::new(),
@@ -112,7 +113,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
                     // Same-named tasks in different folders are told apart by the folder's name.
                     let folder = std::path::Path::new(&r.workspace).file_name().map(|n| format!("  [in {}]", n.to_string_lossy())).unwrap_or_default();
                     humanln!(
-                        "{}  {:<17} {:<22} {}  {}{folder}{plan}{audit}{approved}{attempt}{put_away}{kept}",
+                        "{}  {:<17} {:<22} {}  {}{folder}{plan}{audit}{approved}{attempt}{put_away}{kept}{waits}",
                         r.id,
                         r.status.as_str(),
                         // A run under way has no end yet: the last one's is not this one's.
@@ -423,6 +424,20 @@ pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
 pub fn show(id: &str, common: &Common) -> u8 {
     // `--json` is one object per line, as everywhere; `export --format json` is a file to read.
     export_as(id, common.json.then_some(JsonLayout::OneLine), true, common)
+}
+
+/// What a session waiting mid-run waits for, as a tag of its line: its status says only that it
+/// waits for the person.
+fn waits_for(store: &Store, id: &SessionId) -> String {
+    let pending = store.pending_requests(id).unwrap_or_default();
+    match pending.iter().find(|(_, kind, _)| kind != "review") {
+        Some((_, kind, _)) if kind == "question" => "  [waits for your answer to its question]".into(),
+        Some((_, _, payload)) => match payload["tool"].as_str() {
+            Some(tool) => format!("  [waits for your permission to run {tool}]"),
+            None => "  [waits for your permission]".into(),
+        },
+        None => "  [waits for your go-ahead on its plan]".into(),
+    }
 }
 
 pub fn search(text: &str, common: &Common) -> u8 {

@@ -1831,6 +1831,9 @@ async fn a_run_waiting_for_an_answer_does_not_show_the_last_runs_end_reason() {
     let said = String::from_utf8_lossy(&again.stdout).to_string();
     assert_eq!(again.status.code(), Some(6), "{said}");
     assert!(said.contains("status awaiting_approval, end reason —"), "{said}");
+    // The list says what it waits for, as `--help` promises.
+    let listed = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).to_string();
+    assert!(listed.contains("[waits for your answer to its question]"), "{listed}");
 }
 
 /// A resume whose folder is gone is refused before it starts: the session stays as it was
