@@ -59,8 +59,11 @@ impl Comment {
         if self.path.trim().is_empty() || self.path.contains('\0') {
             return Err("the comment names no file".into());
         }
-        if self.start_line == 0 || self.end_line < self.start_line {
-            return Err(format!("lines {}-{} are not a range of lines (they count from 1)", self.start_line, self.end_line));
+        if self.start_line == 0 {
+            return Err("line 0 is no line of a file: lines count from 1".into());
+        }
+        if self.end_line < self.start_line {
+            return Err(format!("lines {}-{} run backwards: name the first line first", self.start_line, self.end_line));
         }
         Ok(())
     }
@@ -88,7 +91,8 @@ pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
         return Err(format!("“{lines}” is not a line number or a range such as 12-14 (-12-14 for removed lines)"));
     };
     let c = Comment { id, path: path.trim().to_string(), start_line, end_line, side, quote: String::new(), text: text.trim().to_string() };
-    c.check()?;
+    // Said with what was typed: "--comment the comment is empty" named no comment.
+    c.check().map_err(|e| format!("“{arg}”: {e}"))?;
     Ok(c)
 }
 
@@ -462,5 +466,13 @@ mod tests {
         let r = settle(&cs, vec![None; SHOWN + 1], Some(true), &[], &answers);
         assert_eq!((r[0].state, r[0].evidence.as_str()), (CriterionState::Unmet, "the evaluator found it not addressed, without saying why"));
         assert_eq!(r[SHOWN].state, CriterionState::Unverifiable, "a comment the evaluator never saw is not met by a number it made up");
+    }
+
+    /// A comment the CLI cannot take is named as typed, with what is wrong in words.
+    #[test]
+    fn a_comment_that_cannot_be_taken_says_which_and_why() {
+        assert_eq!(parse_cli_comment("n.txt:3=  ", String::new()).unwrap_err(), "“n.txt:3=  ”: the comment is empty: say what should change");
+        assert_eq!(parse_cli_comment("n.txt:0=x", String::new()).unwrap_err(), "“n.txt:0=x”: line 0 is no line of a file: lines count from 1");
+        assert_eq!(parse_cli_comment("n.txt:5-2=x", String::new()).unwrap_err(), "“n.txt:5-2=x”: lines 5-2 run backwards: name the first line first");
     }
 }
