@@ -917,7 +917,14 @@ fn decide_in_terminal(
         };
     }
     if decision != Decision::Reject {
-        return waits(reported(engine, sid, view, review, engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person)));
+        // Sent back, the next run starts at once: its lines follow the words that sent it.
+        let outcome = engine.submit_review(review, decision, feedback, false, false, DecidedBy::Person);
+        if matches!(outcome, Ok(ReviewOutcome::Decided { .. })) {
+            report_review(outcome, Again::Asked);
+            catch_up(view, store, sid);
+            return None;
+        }
+        return waits(reported(engine, sid, view, review, outcome));
     }
     let revert = force_revert
         || match line_while_open(store, review, "Also revert the agent's changes to your files? [y/N]: ") {

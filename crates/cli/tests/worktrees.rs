@@ -3754,6 +3754,23 @@ async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened() {
     assert!(at("✓ landed on main") < at("Landed on main as"), "the landing, then its outcome: {said}");
 }
 
+/// A request for changes at the terminal is told before the run it starts: the words that sent
+/// the agent back, then the agent's new round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_changes_at_the_terminal_is_told_before_the_run_it_starts() {
+    let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
+    let r = repo(dir.path());
+    let (mut child, mut input, _) = at_the_review_prompt(&cli, &r);
+    let (shown, reading) = read_along(&mut child);
+    input.write_all(b"c\nsay more\n").unwrap();
+    drop(input);
+    child.wait().unwrap();
+    reading.join().unwrap();
+    let said = shown.lock().unwrap().clone();
+    let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
+    assert!(at("Sent back to the agent with your feedback.") < at("── run (feedback) ──"), "{said}");
+}
+
 /// Ctrl+C (SIGINT) at the review prompt stops the terminal at once and leaves the review open,
 /// saying how to decide it: nothing was running to cancel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
