@@ -28,6 +28,8 @@ pub struct View {
     /// The calls whose start was shown (`→ tool {input}`).
     calls_shown: std::collections::HashSet<String>,
     pub round: Round,
+    /// The last error said, so the failure that follows in the same words is not said twice.
+    last_error: Option<String>,
 }
 
 /// Where the review a run asks for stands among the task's rounds: after a request for changes
@@ -84,6 +86,7 @@ impl View {
             login_shown: None,
             calls_shown: Default::default(),
             round: Round::default(),
+            last_error: None,
             evaluations: 0,
             lands: vec![],
         }
@@ -117,7 +120,7 @@ impl View {
             EngineEvent::Continuation { source, .. } if !is_hand_over(*source) => self.continuations += 1,
             EngineEvent::TaskWorkspace { .. } => self.lands.clear(),
             // A new run's failure is its own, whatever an earlier one said about logging in.
-            EngineEvent::RunStarted { .. } => self.login_shown = None,
+            EngineEvent::RunStarted { .. } => (self.login_shown, self.last_error) = (None, None),
             EngineEvent::TaskCommitted { files_since_start: Some(files), .. } => self.lands = files.clone(),
             EngineEvent::Evaluation { .. } => {
                 self.evaluations += 1;
@@ -238,6 +241,8 @@ impl View {
                 SessionStatus::Failed if self.login_shown.is_some() => {
                     self.line(&format!("● failed: {} is not logged in (above)", self.login_shown.as_deref().unwrap_or_default()))
                 }
+                // The error line just above said it in the same words.
+                SessionStatus::Failed if message.is_some() && *message == self.last_error => self.line("● failed (as above)"),
                 s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
             },
             EngineEvent::Error { code: finishline_engine::error::ErrorCode::StepTimeout, message } => {
@@ -246,7 +251,10 @@ impl View {
                 self.line("  (in a terminal: --step-timeout SECS gives each step longer)");
             }
             EngineEvent::Error { code: finishline_engine::error::ErrorCode::ExternalAgentAuth, .. } if self.login_shown.is_some() => {}
-            EngineEvent::Error { message, .. } => self.line(&format!("  ! {message}")),
+            EngineEvent::Error { message, .. } => {
+                self.last_error = Some(message.clone());
+                self.line(&format!("  ! {message}"))
+            }
             _ => {}
         }
     }

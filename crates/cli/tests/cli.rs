@@ -228,6 +228,7 @@ fn a_settings_key_no_setting_takes_is_named_and_the_run_goes_on() {
     assert!(said.contains("limits.max_step is not a setting this version knows") && said.contains("settings.json"), "{said}");
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("Could not connect to the provider at http://127.0.0.1:9/v1"), "and the run went on to the provider: {shown}");
+    assert!(shown.contains("● failed (as above)") && !shown.contains("● failed: Could not connect"), "the failure is said once: {shown}");
 }
 
 /// A settings file written by hand says what is wrong with it, by field, instead of being taken
