@@ -30,6 +30,8 @@ pub struct View {
     pub round: Round,
     /// The last error said, so the failure that follows in the same words is not said twice.
     last_error: Option<String>,
+    /// Why the session is queued, as its status said it.
+    queued_for: Option<String>,
 }
 
 /// Where the review a run asks for stands among the task's rounds: after a request for changes
@@ -87,6 +89,7 @@ impl View {
             calls_shown: Default::default(),
             round: Round::default(),
             last_error: None,
+            queued_for: None,
             evaluations: 0,
             lands: vec![],
         }
@@ -179,6 +182,8 @@ impl View {
             EngineEvent::StepStarted { step, .. } => self.line(&format!("· step {step} — thinking")),
             // Its detail is a whole phrase ("recording 20,000 files of the workspace …").
             EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail } => self.line(&format!("  … {detail}")),
+            // The queued status just said it in the same words.
+            EngineEvent::Activity { phase: ActivityPhase::Waiting, detail } if self.queued_for.as_deref() == Some(detail.as_str()) => {}
             EngineEvent::Activity { phase, detail } if !matches!(phase, ActivityPhase::Thinking | ActivityPhase::Tool) => {
                 let what = match phase {
                     ActivityPhase::Verifying => "verifying",
@@ -237,7 +242,11 @@ impl View {
             }
             EngineEvent::StatusChanged { status, attempt, max_retries, message, .. } => match status {
                 SessionStatus::Retry => self.line(&retry_line(*attempt, *max_retries, message.as_deref())),
-                SessionStatus::Busy => {}
+                SessionStatus::Busy => self.queued_for = None,
+                SessionStatus::Queued => {
+                    self.queued_for = message.clone();
+                    self.line(&format!("● queued{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()))
+                }
                 SessionStatus::Failed if self.login_shown.is_some() => {
                     self.line(&format!("● failed: {} is not logged in (above)", self.login_shown.as_deref().unwrap_or_default()))
                 }

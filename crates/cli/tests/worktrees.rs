@@ -612,6 +612,23 @@ async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_w
     }
 }
 
+/// A task that waits its turn in a plain folder says why once, with its status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_its_turn_says_why_once() {
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 3000), writes("fast.txt", "fast\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let slow = cli.spawn("write slow.txt", &ws, &["--review", "approve"]);
+    wait_until_asked(&_s, "write slow.txt");
+    let w = ws.to_string_lossy().to_string();
+    let fast = cli.cmd(&["run", "write fast.txt", "--workspace", &w, "--base-url", &cli.url, "--model", "m", "--review", "approve"]).output().unwrap();
+    slow.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&fast.stdout).to_string();
+    assert_eq!(fast.status.code(), Some(0), "{shown}");
+    assert_eq!(shown.matches("its turn in this folder").count(), 1, "{shown}");
+    assert!(shown.contains("● queued: its turn in this folder: “write slow.txt” is working in it"), "{shown}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_task_in_a_busy_plain_folder_queues_by_default_and_starts_when_the_first_ends() {
     let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 4000), writes("fast.txt", "fast\n", 0)]).await;
