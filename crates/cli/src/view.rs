@@ -240,20 +240,7 @@ impl View {
                     if *skipped { "skipped".into() } else { format!("exit {}", exit_code.map(|c| c.to_string()).unwrap_or("?".into())) }
                 ))
             }
-            EngineEvent::StatusChanged { status, attempt, max_retries, message, .. } => match status {
-                SessionStatus::Retry => self.line(&retry_line(*attempt, *max_retries, message.as_deref())),
-                SessionStatus::Busy => self.queued_for = None,
-                SessionStatus::Queued => {
-                    self.queued_for = message.clone();
-                    self.line(&format!("● queued{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()))
-                }
-                SessionStatus::Failed if self.login_shown.is_some() => {
-                    self.line(&format!("● failed: {} is not logged in (above)", self.login_shown.as_deref().unwrap_or_default()))
-                }
-                // The error line just above said it in the same words.
-                SessionStatus::Failed if message.is_some() && *message == self.last_error => self.line("● failed (as above)"),
-                s => self.line(&format!("● {}{}", s.as_str(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())),
-            },
+            EngineEvent::StatusChanged { status, attempt, max_retries, message, .. } => self.show_status(*status, *attempt, *max_retries, message.as_deref()),
             EngineEvent::Error { code: finishline_engine::error::ErrorCode::StepTimeout, message } => {
                 self.line(&format!("  ! {message}"));
                 // The message's "Settings → Limits" is the window's.
@@ -265,6 +252,25 @@ impl View {
                 self.line(&format!("  ! {message}"))
             }
             _ => {}
+        }
+    }
+
+    /// A status the session moved to, with what it says.
+    fn show_status(&mut self, status: SessionStatus, attempt: Option<u32>, max_retries: Option<u32>, message: Option<&str>) {
+        let said = message.map(|m| format!(": {m}")).unwrap_or_default();
+        match status {
+            SessionStatus::Retry => self.line(&retry_line(attempt, max_retries, message)),
+            SessionStatus::Busy => self.queued_for = None,
+            SessionStatus::Queued => {
+                self.queued_for = message.map(str::to_string);
+                self.line(&format!("● queued{said}"))
+            }
+            SessionStatus::Failed if self.login_shown.is_some() => {
+                self.line(&format!("● failed: {} is not logged in (above)", self.login_shown.as_deref().unwrap_or_default()))
+            }
+            // The error line just above said it in the same words.
+            SessionStatus::Failed if message.is_some() && message == self.last_error.as_deref() => self.line("● failed (as above)"),
+            s => self.line(&format!("● {}{said}", s.as_str())),
         }
     }
 
