@@ -74,13 +74,18 @@ pub fn sentence(clause: &str) -> String {
 /// either front end) written as [`command`] writes it: with the program as the shell finds it
 /// and the `--data-dir` the person passed, so it can be pasted.
 pub fn pasteable(message: &str) -> String {
-    commands_written(message, command)
+    // One written by `command` already (a CLI hint in the same message) is left as it is: its
+    // flags would be given twice, which the parser refuses.
+    let written = |rest: &str| DATA_DIR.get().is_some_and(|_| rest.contains(" --data-dir ")) || SERVER_FLAGS.get().is_some_and(|f| rest.contains(f.as_str()));
+    commands_written(message, |rest| if written(rest) { format!("finishline {rest}") } else { command(rest) })
 }
 
+/// `message` with each `` `finishline sessions …` `` it names as `write` writes it. Only a
+/// session's commands: "the next `finishline run`" names no command to paste.
 fn commands_written(message: &str, write: impl Fn(&str) -> String) -> String {
     let mut out = String::new();
     let mut rest = message;
-    while let Some(at) = rest.find("`finishline ") {
+    while let Some(at) = rest.find("`finishline sessions ") {
         let after = &rest[at + "`finishline ".len()..];
         let Some(end) = after.find('`') else { break };
         out.push_str(&rest[..at]);
@@ -119,10 +124,11 @@ mod tests {
             "reject it there (Reject in the window, `./fl sessions review s1 --reject --data-dir /d` in a terminal)"
         );
         assert_eq!(
-            commands_written("no command `here`; `finishline a` and `finishline b`", write),
-            "no command `here`; `./fl a --data-dir /d` and `./fl b --data-dir /d`"
+            commands_written("no command `here`; `finishline sessions a` and `finishline sessions b`", write),
+            "no command `here`; `./fl sessions a --data-dir /d` and `./fl sessions b --data-dir /d`"
         );
-        assert_eq!(commands_written("cut `finishline a", write), "cut `finishline a");
+        assert_eq!(commands_written("the next `finishline run` finishes it", write), "the next `finishline run` finishes it", "no command to paste");
+        assert_eq!(commands_written("cut `finishline sessions a", write), "cut `finishline sessions a");
     }
 
     #[test]

@@ -1425,7 +1425,6 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
             end_reason,
             stuck,
             remaining,
-            verification,
             files_changed,
             not_landed,
             in_submodules,
@@ -1434,12 +1433,12 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
             ..
         } if *review_id == *review => {
             let verdict = verdict.map(|v| format!(", verdict {}", v.as_str())).unwrap_or_default();
-            let failed = verification.iter().filter_map(|v| v.as_str()).filter_map(|v| v.lines().next()).filter(|l| !l.ends_with(": exit 0"));
+            let failed = failed_checks(events, review_id);
             let why = stuck
                 .iter()
                 .map(crate::view::stuck_line)
                 .chain(remaining.iter().map(|r| format!("    remaining: {r}")))
-                .chain(failed.map(|l| format!("    check failed: {l}")))
+                .chain(failed.iter().map(|l| format!("    check failed: {l}")))
                 .collect();
             Some(AskedReview {
                 ended: format!("claim {}, end reason {}{verdict}", claim.as_str(), end_reason.as_str()),
@@ -1455,6 +1454,24 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
     });
     let asked = asked.unwrap_or_default();
     AskedReview { audit: finishline_engine::agent::changes::standing_findings(asked.audit.clone(), events), ..asked }
+}
+
+/// The checks that failed in their last run before the review `review` was asked, each once, in
+/// the order they ran: `` `cmd`: exit 3 ``. Skipped (declined) checks did not fail.
+fn failed_checks(events: &[finishline_engine::event::Envelope], review: &RequestId) -> Vec<String> {
+    let asked = events.iter().position(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if review_id == review)).unwrap_or(events.len());
+    let run_start = events[..asked].iter().rposition(|e| matches!(e.event, EngineEvent::RunStarted { .. })).unwrap_or(0);
+    let mut last: Vec<(&str, Option<i32>)> = Vec::new();
+    for e in &events[run_start..asked] {
+        if let EngineEvent::Verification { command, exit_code, skipped: false, .. } = &e.event {
+            last.retain(|(c, _)| *c != command.as_str());
+            last.push((command, *exit_code));
+        }
+    }
+    last.into_iter()
+        .filter(|(_, code)| *code != Some(0))
+        .map(|(c, code)| format!("`{c}`: {}", code.map(|n| format!("exit {n}")).unwrap_or_else(|| "no exit code (stopped or timed out)".into())))
+        .collect()
 }
 
 impl AskedReview {

@@ -436,7 +436,10 @@ fn waits_for(store: &Store, id: &SessionId) -> String {
             Some(tool) => format!("  [waits for your permission to run {tool}]"),
             None => "  [waits for your permission]".into(),
         },
-        None => "  [waits for your go-ahead on its plan]".into(),
+        None if store.events(id, 0).ok().and_then(|e| finishline_engine::plan::state::PlanState::from_events(&e)).is_some_and(|p| p.awaiting_review) => {
+            "  [waits for your go-ahead on its plan]".into()
+        }
+        None => String::new(),
     }
 }
 

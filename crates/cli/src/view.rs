@@ -60,6 +60,9 @@ impl Round {
             EngineEvent::ReviewResolved { decision: Decision::RequestChanges, occasion, .. } => {
                 self.since_last_review = *occasion != Some(DecisionOccasion::ResolveLanding)
             }
+            // Approved or rejected, the rounds before are settled: a follow-up starts afresh,
+            // and a revert on its Reject covers only what it changed.
+            EngineEvent::ReviewResolved { .. } => self.since_last_review = false,
             _ => {}
         }
     }
@@ -198,6 +201,11 @@ impl View {
                 crate::output::human(text);
                 self.in_text = true;
             }
+            // The question at the terminal names the call with its input: a denial needs no
+            // second showing of it.
+            EngineEvent::PermissionRequested { call_id: Some(call_id), .. } => {
+                self.calls_shown.insert(call_id.clone());
+            }
             EngineEvent::ToolCall { call_id, tool, input, state: ToolState::Running, .. } => {
                 self.calls_shown.insert(call_id.clone());
                 self.line(&call_line(tool, input))
@@ -210,9 +218,7 @@ impl View {
                 }
                 self.line(&tool_done_line(tool, ToolState::Denied, output.as_deref().unwrap_or("")))
             }
-            EngineEvent::ToolCall { tool, state, output, .. }
-                if matches!(state, ToolState::Done | ToolState::Error | ToolState::Denied | ToolState::Unknown) =>
-            {
+            EngineEvent::ToolCall { tool, state, output, .. } if matches!(state, ToolState::Done | ToolState::Error | ToolState::Unknown) => {
                 self.line(&tool_done_line(tool, *state, output.as_deref().unwrap_or("")))
             }
             // A plan step starts with an empty list: no news.
@@ -665,7 +671,7 @@ fn continuation_line(source: ContinuationSource, attempt: u32, max: u32, remaini
 
 #[cfg(test)]
 mod tests {
-    use super::{continuation_line, counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line};
+    use super::{continuation_line, counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line, Round};
 
     #[test]
     fn a_diff_numbers_its_lines_as_a_comment_names_them() {
@@ -725,5 +731,28 @@ mod tests {
             continuation_line(ContinuationSource::TodoGate, 1, 5, &["write b".into()], "…"),
             "  ↻ Finishline continues the agent (todo_gate, 1/5): write b"
         );
+    }
+
+    /// After a request for changes the next review is a round's; after an approval the rounds
+    /// before are settled, and a revert covers only the follow-up's own changes.
+    #[test]
+    fn a_round_after_a_request_for_changes_is_told_and_one_after_an_approval_is_not() {
+        use finishline_engine::domain::{DecidedBy, Decision, Isolation, RequestId};
+        use finishline_engine::event::EngineEvent;
+        let resolved = |decision| EngineEvent::ReviewResolved {
+            review_id: RequestId("r".into()),
+            decision,
+            by: DecidedBy::Person,
+            feedback: None,
+            reverted: false,
+            occasion: None,
+        };
+        let in_place = EngineEvent::TaskWorkspace { isolation: Isolation::InPlace, folder: "/w".into(), worktree: None };
+        let sent_back = Round::after([&in_place, &resolved(Decision::RequestChanges)]);
+        assert_eq!(sent_back.files_changed(0), "0 file(s) changed since your last review");
+        assert!(sent_back.revert_note().is_some());
+        let approved_then = Round::after([&in_place, &resolved(Decision::RequestChanges), &resolved(Decision::Approve)]);
+        assert_eq!(approved_then.files_changed(1), "1 file(s) changed");
+        assert!(approved_then.revert_note().is_none());
     }
 }

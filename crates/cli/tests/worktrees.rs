@@ -2540,8 +2540,9 @@ async fn a_task_that_failed_is_discarded_with_its_worktree_and_branch_and_the_pe
     assert_eq!(refused.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains(&format!(
-            "waits for your review, where its work is decided: reject it there (Reject in the window, `finishline sessions review {} --reject` in a terminal)",
-            session_of(&waiting)
+            "waits for your review, where its work is decided: reject it there (Reject in the window, `finishline sessions review {} --reject --data-dir {}` in a terminal)",
+            session_of(&waiting),
+            cli.data.display()
         )),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
@@ -3769,6 +3770,33 @@ async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened() {
     let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
     assert!(at("● awaiting_review") < at("Review: [a]pprove"), "the run's end, then the question: {said}");
     assert!(at("✓ landed on main") < at("Landed on main as"), "the landing, then its outcome: {said}");
+}
+
+/// A follow-up of a task in a worktree needs the person's repository, not the subfolder they
+/// chose: moved away, the repository refuses the follow-up before a run starts, and the task
+/// stays as it ended; the subfolder gone from their checkout does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_needs_the_repository_not_the_subfolder_the_task_was_started_in() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("b.txt", "b\n", 0)]).await;
+    let r = repo(dir.path());
+    std::fs::create_dir_all(r.join("web")).unwrap();
+    std::fs::write(r.join("web/index.html"), "hi\n").unwrap();
+    git(&r, &["add", "web"]);
+    git(&r, &["commit", "-q", "-m", "web"]);
+    let id = session_of(&cli.run("write a.txt", &r.join("web"), &[]));
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(0));
+    // The subfolder leaves the person's checkout (another branch has none): the follow-up goes on.
+    std::fs::rename(r.join("web"), dir.path().join("web-aside")).unwrap();
+    let on = cli.cmd(&["sessions", "resume", &id, "write b.txt", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    assert_eq!(on.status.code(), Some(6), "it went on to a review: {}", String::from_utf8_lossy(&on.stderr));
+    assert_eq!(cli.review(&id, &["--reject"]).status.code(), Some(3));
+    std::fs::rename(&r, dir.path().join("moved")).unwrap();
+    let refused = cli.cmd(&["sessions", "resume", &id, "write b.txt", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains(&format!("the folder this session works in, {}, is gone", r.display())), "{said}");
+    let listed = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).to_string();
+    assert!(listed.contains("rejected"), "{listed}");
 }
 
 /// A request for changes at the terminal is told before the run it starts: the words that sent

@@ -789,7 +789,7 @@ impl Engine {
         crate::store::within_message_limit(msg, "the message")?;
         // A folder moved or deleted since is said before a run starts: a run would only fail,
         // and its failure would replace how the session ended (rejected, approved) in the list.
-        let folder = std::path::PathBuf::from(self.store.session(session)?.workspace);
+        let folder = changes::folder_a_run_needs(&self.store.events(session, 0)?, &self.store.session(session)?.workspace);
         if let Err(e) = std::fs::metadata(&folder) {
             return Err(crate::workspace::unusable_now(&folder, &e));
         }

@@ -130,6 +130,18 @@ fn latest_workspace(events: &[Envelope]) -> Option<(Isolation, String, Option<Ta
     Some((*isolation, folder.clone(), worktree.clone(), removed, ready))
 }
 
+/// The folder a session's next run cannot go on without: in a worktree, the person's repository
+/// (a worktree deleted is made again from it, as a new one after a decision is); in the folder
+/// itself, that folder. A subfolder of the repository the person chose may come and go with
+/// their branch: the worktree holds its own copy.
+pub fn folder_a_run_needs(events: &[Envelope], person_folder: &str) -> PathBuf {
+    match latest_workspace(events) {
+        Some((Isolation::Worktree, _, Some(wt), _, _)) => PathBuf::from(wt.repo),
+        Some((_, folder, _, _, _)) => PathBuf::from(folder),
+        None => PathBuf::from(person_folder),
+    }
+}
+
 /// Whether the task's current worktree was decided (landed or rejected) since it was made: its
 /// removal follows the decision.
 fn decided_since(events: &[Envelope]) -> bool {
@@ -917,5 +929,24 @@ mod tests {
         assert_eq!(dismissed_findings(&events), vec![f(AuditRule::SkipAdded)], "taken back, it counts again");
         let again = [events.to_vec(), vec![dismissed(f(AuditRule::AssertionRemoved))]].concat();
         assert_eq!(dismissed_findings(&again), vec![f(AuditRule::SkipAdded), f(AuditRule::AssertionRemoved)]);
+    }
+
+    /// A follow-up needs the repository of a task in a worktree, not the subfolder the person
+    /// chose (their branch may not have it now), and the folder itself of a task there.
+    #[test]
+    fn a_run_needs_the_repository_of_a_worktree_and_the_folder_of_a_task_in_place() {
+        let wt = crate::workspace::worktree::TaskWorktree {
+            repo: "/home/me/repo".into(),
+            folder: "/data/worktrees/repo-1".into(),
+            subdir: "web".into(),
+            branch: "finishline/1".into(),
+            base_branch: Some("main".into()),
+            base_commit: "abc".into(),
+        };
+        let in_worktree = [at(EngineEvent::TaskWorkspace { isolation: Isolation::Worktree, folder: "/data/worktrees/repo-1/web".into(), worktree: Some(wt) })];
+        assert_eq!(folder_a_run_needs(&in_worktree, "/home/me/repo/web"), PathBuf::from("/home/me/repo"));
+        let in_place = [at(EngineEvent::TaskWorkspace { isolation: Isolation::InPlace, folder: "/home/me/notes".into(), worktree: None })];
+        assert_eq!(folder_a_run_needs(&in_place, "/elsewhere"), PathBuf::from("/home/me/notes"));
+        assert_eq!(folder_a_run_needs(&[], "/home/me/old"), PathBuf::from("/home/me/old"), "a session from before worktrees");
     }
 }

@@ -30,7 +30,7 @@ pub const ALL_TOOLS: &str = "\u{0}every tool";
 
 /// Whether the tools allowed for the session cover `tool`: by name, or all of them.
 fn allows(allowed_for_session: &HashSet<String>, tool: &str) -> bool {
-    allowed_for_session.contains(tool) || allowed_for_session.contains(ALL_TOOLS)
+    (!tool.starts_with('\u{0}') && allowed_for_session.contains(tool)) || allowed_for_session.contains(ALL_TOOLS)
 }
 
 /// Marks a tool the task was started naming: it runs even where the settings deny it (the
@@ -112,10 +112,18 @@ impl PermissionPolicy {
     }
 
     /// An external tool's permission by its name, then by its kind; at each, the task's naming
-    /// before the settings (as `--allow` put it in the first run's settings).
+    /// before the settings (as `--allow` put it in the first run's settings). A call with a
+    /// kind is the task's by its kind only: its name is the agent's title, which could name a
+    /// tool the task allowed ("edit") for a call of a kind the settings deny ("execute").
     fn external_setting(&self, tool: &str, kind: Option<&str>, allowed_for_session: &HashSet<String>) -> Option<Permission> {
-        let by = |key: &str| if named_by_task(allowed_for_session, key) { Some(Permission::Allow) } else { self.overrides.get(key).copied() };
-        by(tool).or_else(|| kind.and_then(by))
+        let by = |key: &str, task_may_name: bool| {
+            if task_may_name && named_by_task(allowed_for_session, key) {
+                Some(Permission::Allow)
+            } else {
+                self.overrides.get(key).copied()
+            }
+        };
+        by(tool, kind.is_none()).or_else(|| kind.and_then(|k| by(k, true)))
     }
 }
 
@@ -184,5 +192,9 @@ mod tests {
         assert_eq!(denies.gate(&toolbox, "run_command", &always), Gate::Refuse);
         let name_denied = PermissionPolicy { overrides: HashMap::from([("Writing to .env".to_string(), Permission::Deny)]), ..Default::default() };
         assert_eq!(name_denied.gate_external("Writing to .env", Some("edit"), &started), Gate::Refuse, "a setting for the name comes before the task's kind");
+        let mut edit_only = HashSet::new();
+        grant_started_with(&mut edit_only, &["edit".to_string()]);
+        let execute_denied = PermissionPolicy { overrides: HashMap::from([("execute".to_string(), Permission::Deny)]), ..Default::default() };
+        assert_eq!(execute_denied.gate_external("edit", Some("execute"), &edit_only), Gate::Refuse, "a call titled as an allowed tool is judged by its kind");
     }
 }

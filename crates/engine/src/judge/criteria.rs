@@ -75,7 +75,7 @@ pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
     // The `=` after the line: a file's name may hold one (`a=b.txt:3=…`), and the words may too.
     let is_lines = |at: &str| at.rsplit_once(':').is_some_and(|(_, l)| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit() || b == b'-'));
     let split = arg.match_indices('=').map(|(i, _)| (&arg[..i], &arg[i + 1..])).find(|(at, _)| is_lines(at));
-    let (at, text) = split.or_else(|| arg.split_once('=')).ok_or_else(|| format!("“{arg}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT"))?;
+    let (at, text) = split.or_else(|| arg.split_once('=')).ok_or_else(|| format!("“{}”: write FILE:LINE=TEXT or FILE:FIRST-LAST=TEXT", typed(arg)))?;
     let (path, lines) = at.rsplit_once(':').ok_or_else(|| format!("“{at}”: name the line after the file, as in src/a.rs:12"))?;
     let (side, range) = match lines.trim().strip_prefix('-') {
         Some(rest) => (DiffSide::Old, rest),
@@ -92,8 +92,18 @@ pub fn parse_cli_comment(arg: &str, id: String) -> Result<Comment, String> {
     };
     let c = Comment { id, path: path.trim().to_string(), start_line, end_line, side, quote: String::new(), text: text.trim().to_string() };
     // Said with what was typed: "--comment the comment is empty" named no comment.
-    c.check().map_err(|e| format!("“{arg}”: {e}"))?;
+    c.check().map_err(|e| format!("“{}”: {e}", typed(arg)))?;
     Ok(c)
+}
+
+/// What was typed, as an error quotes it: its start, when it is long (a 20,000-character comment
+/// is not printed back whole).
+fn typed(arg: &str) -> String {
+    const SHOWN: usize = 60;
+    if arg.chars().count() <= SHOWN {
+        return arg.to_string();
+    }
+    format!("{}…", arg.chars().take(SHOWN).collect::<String>())
 }
 
 /// The continuation that carries the comments to the agent: each with its place, the quoted
@@ -474,5 +484,8 @@ mod tests {
         assert_eq!(parse_cli_comment("n.txt:3=  ", String::new()).unwrap_err(), "“n.txt:3=  ”: the comment is empty: say what should change");
         assert_eq!(parse_cli_comment("n.txt:0=x", String::new()).unwrap_err(), "“n.txt:0=x”: line 0 is no line of a file: lines count from 1");
         assert_eq!(parse_cli_comment("n.txt:5-2=x", String::new()).unwrap_err(), "“n.txt:5-2=x”: lines 5-2 run backwards: name the first line first");
+        let long = format!("n.txt:1={}", "x".repeat(20_001));
+        let said = parse_cli_comment(&long, String::new()).unwrap_err();
+        assert!(said.len() < 200 && said.ends_with("…”: a comment is at most 20,000 characters"), "{said}");
     }
 }
