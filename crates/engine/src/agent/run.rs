@@ -286,9 +286,14 @@ impl Run {
             if said != Some(count) {
                 said = Some(count);
                 let detail = match count {
-                    0 => "recording the workspace before the first change".to_string(),
-                    1 => "recording the workspace's one file before the first change (once per workspace)".to_string(),
-                    n => format!("recording {} files of the workspace before the first change (once per workspace)", crate::thousands::grouped(n)),
+                    // Said before any tool runs, a read or a question too: it records what a
+                    // change would be measured against, not a change.
+                    0 => "recording the workspace before the agent's tools run".to_string(),
+                    1 => "recording the workspace's one file before the agent's tools run".to_string(),
+                    n => format!(
+                        "recording {} files of the workspace before the agent's tools run (the first time in a folder takes longest)",
+                        crate::thousands::grouped(n)
+                    ),
                 };
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Checkpointing, detail })?;
             }
