@@ -764,6 +764,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
               data-testid="revert-checkbox"
             />{" "}
             Also undo the agent's changes to my files
+            {/* After Request changes the diff is the last round's; the undo is the whole task's. */}
+            {place?.reviewedBefore && ", from every round of this task"}
           </label>
         )}
         {/* The three ways stay together: on a narrow window they wrap as one row below the option. */}

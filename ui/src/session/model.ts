@@ -329,6 +329,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.discarded = false;
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
       next.runTrigger = e.trigger;
+      // After an approval or a rejection the rounds before are settled: a follow-up in the same
+      // folder is reviewed afresh, and its undo covers only what it changes.
+      if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false };
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };

@@ -998,6 +998,47 @@ describe("an attempt continued after another of its group was chosen", () => {
 });
 
 describe("reject in the folder itself", () => {
+  it("after an approval, a follow-up's review is a task afresh: its undo covers its own changes", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "check it", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "completed" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "b.md", kind: "created", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const box = await screen.findByTestId("revert-checkbox");
+    expect(box.closest("label")).toHaveTextContent(/^Also undo the agent's changes to my files$/);
+    expect(screen.getByTestId("review-files-heading")).toHaveTextContent("Files changed (1)");
+  });
+
+  it("after a request for changes, the undo says it covers every round, not only the files shown", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "check it", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const box = await screen.findByTestId("revert-checkbox");
+    expect(box.closest("label"), "0 files shown, yet the undo removes the first round's a.md").toHaveTextContent("Also undo the agent's changes to my files, from every round of this task");
+  });
+
   it("lists files changed after the run, keeps them unless ticked one by one, and says which were kept", async () => {
     seq = 0;
     const events = [
