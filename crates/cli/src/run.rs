@@ -1355,11 +1355,20 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     } else {
         // How the run ended first: a run that stopped stuck, or with a check failing, is not
         // read as one verified done from its diff alone.
-        let round = crate::view::Round::after(
-            events.iter().take_while(|e| !matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if *review_id == review)).map(|e| &e.event),
-        );
+        let before: Vec<&EngineEvent> = events
+            .iter()
+            .take_while(|e| !matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if *review_id == review))
+            .map(|e| &e.event)
+            .collect();
+        let round = crate::view::Round::after(before.iter().copied());
+        // In a worktree, what the branch holds since the task started, as the review's run saw it.
+        let lands = before.iter().rev().take_while(|e| !matches!(e, EngineEvent::TaskWorkspace { .. })).find_map(|e| match e {
+            EngineEvent::TaskCommitted { files_since_start: Some(f), .. } => Some(f.clone()),
+            _ => None,
+        });
+        let earlier = crate::view::earlier_rounds_line(&lands.unwrap_or_default(), &files);
         crate::output::human(&format!("{sid} waits for your review: {ended}, {}\n", round.files_changed(files.len())));
-        for l in why.iter().map(String::as_str).chain(round.revert_note()) {
+        for l in why.iter().map(String::as_str).chain(round.revert_note()).chain(earlier.as_deref()) {
             crate::output::human(&format!("{l}\n"));
         }
         for f in &files {

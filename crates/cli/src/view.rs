@@ -347,10 +347,8 @@ impl View {
                 if files_changed.len() > LISTED_FILES {
                     self.line(&format!("    … and {} more (every diff: --json)", files_changed.len() - LISTED_FILES));
                 }
-                let shown: Vec<&str> = files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())).collect();
-                let earlier: Vec<String> = self.lands.iter().filter(|p| !shown.contains(&p.as_str())).cloned().collect();
-                if !earlier.is_empty() {
-                    self.line(&format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)));
+                if let Some(l) = earlier_rounds_line(&self.lands, files_changed) {
+                    self.line(&l);
                 }
                 if let Some(note) = self.round.revert_note() {
                     self.line(note);
@@ -647,6 +645,14 @@ pub fn stuck_line(s: &Stuck) -> String {
     let one_line = s.repeated.split_whitespace().collect::<Vec<_>>().join(" ");
     let repeated = if one_line.is_empty() { String::new() } else { format!(": {one_line}") };
     format!("    stuck: {}{repeated}", s.pattern.describe())
+}
+
+/// In a worktree, the files of the task's branch that a later round's review does not show:
+/// Approve lands them too. `lands` is every file the branch changes since the task started.
+pub fn earlier_rounds_line(lands: &[String], files_changed: &[serde_json::Value]) -> Option<String> {
+    let shown: Vec<&str> = files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())).collect();
+    let earlier: Vec<String> = lands.iter().filter(|p| !shown.contains(&p.as_str())).cloned().collect();
+    (!earlier.is_empty()).then(|| format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)))
 }
 
 /// A call as it starts: its tool and input, cut to a line.

@@ -3878,6 +3878,10 @@ async fn a_review_after_requested_changes_names_the_earlier_rounds_files_that_ap
         said.contains("decision yours, waiting") && !said.contains("decision request_changes"),
         "the earlier round's decision is not this review's: {said}"
     );
+    // Read again later, the review says the same.
+    let read = String::from_utf8_lossy(&cli.cmd(&["sessions", "review", &id]).output().unwrap().stdout).to_string();
+    assert!(read.contains("1 file(s) changed since your last review"), "{read}");
+    assert!(read.contains("and from earlier rounds, which Approve lands too: notes.md"), "{read}");
 }
 
 /// `sessions review ID` with no decision, from a second terminal, shows what the review decides
