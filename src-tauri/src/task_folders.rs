@@ -36,9 +36,12 @@ pub fn folder_to_open(which: FolderOfTask, work_dir: Option<&str>, workspace: &s
 }
 
 /// What the window says when the folder is there but nothing opened it (no file manager, or
-/// none that answers): what to do instead first, the launcher's words last, for whoever asks.
+/// none that answers): what to do instead, in one sentence. The launcher's own words
+/// ("ExitStatus(unix_wait_status(768))") tell a person nothing and filled the header with five
+/// lines; they go to the app's log, for whoever asks.
 pub fn opener_failed(dir: &Path, launcher: &str) -> Error {
-    Error::Io(std::io::Error::other(format!("No file manager opened {}: open it yourself from there. (The system said: {launcher}.)", dir.display())))
+    eprintln!("finishline: the file manager did not open {}: {launcher}", dir.display());
+    Error::Io(std::io::Error::other(format!("No file manager opened {}: open it yourself from there, or copy its path.", dir.display())))
 }
 
 #[cfg(test)]
@@ -46,11 +49,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_folder_no_file_manager_opened_is_said_with_what_to_do_before_the_launchers_words() {
+    fn a_folder_no_file_manager_opened_is_said_in_one_sentence_of_what_to_do() {
         let err = opener_failed(Path::new("/data/worktrees/repo-abc"), "Launcher \"xdg-open\" failed with ExitStatus(unix_wait_status(768))");
         let message = err.to_string();
-        assert!(message.starts_with("No file manager opened /data/worktrees/repo-abc: open it yourself from there."), "{message}");
-        assert!(message.ends_with("(The system said: Launcher \"xdg-open\" failed with ExitStatus(unix_wait_status(768)).)"), "{message}");
+        assert!(message.starts_with("No file manager opened /data/worktrees/repo-abc: open it yourself from there, or copy its path."), "{message}");
+        assert!(!message.contains("ExitStatus") && !message.contains("xdg-open"), "the launcher's words are not the person's: {message}");
     }
 
     #[test]

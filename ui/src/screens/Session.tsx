@@ -816,8 +816,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   // or why not, beside its link; a failure stays until the next try.
   const [worktreeSaid, setWorktreeSaid] = useState<{ text: string; failed: boolean } | null>(null);
   useEffect(() => {
-    if (!worktreeSaid || worktreeSaid.failed) return;
-    const t = setTimeout(() => setWorktreeSaid(null), 4000);
+    if (!worktreeSaid) return;
+    // A failure stays longer, to be read, but not for the rounds after: the path is beside it.
+    const t = setTimeout(() => setWorktreeSaid(null), worktreeSaid.failed ? 10_000 : 4000);
     return () => clearTimeout(t);
   }, [worktreeSaid]);
   const worktreeAct = useCallback(

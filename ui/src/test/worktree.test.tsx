@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -523,6 +523,26 @@ describe("a task in its own worktree", () => {
     await user.click(screen.getByTestId("copy-worktree-path"));
     expect(await navigator.clipboard.readText()).toBe(worktree.folder);
     expect(await screen.findByTestId("worktree-said")).toHaveTextContent("Path copied");
+  });
+
+  it("a folder no file manager opened says so, then makes way again: it does not stay for the rounds after", async () => {
+    script(reviewWaiting(), (cmd) => {
+      if (cmd === "open_worktree") throw { code: "io", message: "No file manager opened /w: open it yourself from there, or copy its path." };
+      return null;
+    });
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const user = userEvent.setup({ advanceTimers: vi.advanceTimersByTime });
+      render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+      await user.click(await screen.findByTestId("open-worktree"));
+      expect(await screen.findByTestId("worktree-said")).toHaveTextContent("No file manager opened /w");
+      await act(async () => {
+        vi.advanceTimersByTime(12_000);
+      });
+      expect(screen.queryByTestId("worktree-said")).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a landing that cannot go through says why, overwrites nothing, and offers the ways out", async () => {
