@@ -364,6 +364,19 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     region.current?.focus({ preventScroll: true });
     pressed.current = false;
   };
+  // An edit closed or a comment removed gives the focus back to its line: with the box or the
+  // comment's buttons gone, it would fall to the page, where the arrows and Enter do nothing.
+  // Gone elsewhere meanwhile (a save waits on the disk), the person keeps their place.
+  const backToLine = (side: DiffSide, line: number) => {
+    const active = document.activeElement;
+    if (active && active !== document.body && !region.current?.contains(active)) return;
+    const at = changeAt(side, line);
+    if (at) setCursor({ anchor: getChangeKey(at), head: getChangeKey(at) });
+    if (region.current) region.current.dataset.keys = "on";
+    pressed.current = true;
+    region.current?.focus({ preventScroll: true });
+    pressed.current = false;
+  };
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;
     const at = target ? { side: target.side, from: target.start_line, to: target.end_line } : selection;
@@ -375,6 +388,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       if (id) {
         setEditDraft("");
         setEditing(null);
+        backToLine(at.side, at.to);
       } else {
         setDraft("");
         closeBox();
@@ -384,8 +398,10 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
   };
   const remove = async (id: string) => {
     setError(null);
+    const target = comments.find((c) => c.id === id);
     try {
       await ipc.removeReviewComment(reviewId, id);
+      if (target) backToLine(target.side, target.end_line);
       onChanged?.();
     } catch (e) {
       setError({ at: id, message: (e as AppError).message });
@@ -419,7 +435,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
               saveLabel="Save"
               onChange={setEditDraft}
               onSave={() => save(c.id)}
-              onCancel={() => { setEditing(null); setEditDraft(""); setError(null); }}
+              onCancel={() => { setEditing(null); setEditDraft(""); setError(null); backToLine(c.side, c.end_line); }}
               // Words changed are kept, as in a new comment's box: Cancel gives them up.
               onEscape={editDraft.trim() !== c.text.trim() ? toLines : undefined}
             />

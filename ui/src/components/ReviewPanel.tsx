@@ -621,7 +621,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         </div>
       )}
       {review.blocked && (
-        <div className="callout panel" role="alert" ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
+        <div className="callout panel" role="alert" tabIndex={-1} ref={reveal} data-testid="landing-blocked" data-reason={review.blocked.reason}>
           <p>
             {/* The engine's detail is a clause: after the title's full stop it starts a sentence. */}
             <strong>{BLOCK_TITLE[review.blocked.reason] ?? "Not landed"}.</strong> <Ticks text={sentence(review.blocked.detail)} />. Nothing was

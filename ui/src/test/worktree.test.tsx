@@ -567,6 +567,7 @@ describe("a task in its own worktree", () => {
     await user.click(await screen.findByTestId("approve"));
     const blocked = await screen.findByTestId("landing-blocked");
     expect(shown.mock.contexts, "the notice is brought into view: below the window the button looks dead").toContain(blocked);
+    await waitFor(() => expect(blocked, "and takes the focus: with Approve's work done, Tab goes on to its ways out, not from the page").toHaveFocus());
     expect(blocked, "the engine's detail says what happened, once").toHaveTextContent("Not landed. “main” moved on since the task started, and the task's changes conflict with what landed there. Nothing was overwritten.");
     expect(blocked).toHaveTextContent("parser.rs");
     expect(blocked).toHaveTextContent("Nothing was overwritten");
@@ -1243,6 +1244,35 @@ describe("review that talks back", () => {
     expect(sent, "one comment, sent once: a second would be a second criterion for the agent").toHaveLength(1);
     answer();
     await vi.waitFor(() => expect(screen.getAllByTestId("diff-comment")).toHaveLength(1));
+  });
+
+  it("after a comment is edited or removed, the keys go on from its line, not from the page", async () => {
+    let comments = [{ id: "cmt_1", path: "src/a.rs", start_line: 2, end_line: 2, side: "new", quote: "    let x = 1;", text: "name it" }];
+    script([...waiting(), ev({ type: "review_comment", review_id: "r1", comment: comments[0] as never })], (cmd, args, push) => {
+      if (cmd === "review_file") return "fn a() {\n    let x = 1;\n}\n";
+      if (cmd === "comment_review") {
+        const c = (args as { comment: (typeof comments)[0] }).comment;
+        comments = [c];
+        push({ type: "review_comment", review_id: "r1", comment: c as never });
+        return c;
+      }
+      if (cmd === "remove_review_comment") {
+        push({ type: "review_comment_removed", review_id: "r1", comment_id: "cmt_1" } as never);
+        return null;
+      }
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    const comment = await screen.findByTestId("diff-comment", {}, { timeout: 10_000 });
+    await user.click(within(comment).getByTestId("edit-comment"));
+    await user.type(within(comment).getByTestId("comment-input"), " constant{Enter}");
+    const lines = document.querySelector<HTMLElement>(".diff-lines")!;
+    await waitFor(() => expect(lines, "saved, the focus is back on the lines").toHaveFocus());
+    expect(document.querySelector(".diff-line-head")?.textContent, "at the comment's line, 2").toMatch(/^\s*2\b/);
+    await user.click(within(screen.getByTestId("diff-comment")).getByTestId("delete-comment"));
+    await waitFor(() => expect(screen.queryByTestId("diff-comment")).toBeNull());
+    expect(lines, "removed, the focus is on the lines, not the page").toHaveFocus();
   });
 
   it("an edit or a removal of a comment that fails says why, beside that comment", async () => {
