@@ -742,7 +742,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         </p>
       )}
       <div className="actions review-actions">
-        {noBranch ? null : worktree ? (
+        {noBranch || (worktree && nothingToLand) ? null : worktree ? (
           <label className="field inline" title="How the approved task lands on your branch">
             <span className="muted small">Land</span>
             <select value={landing} onChange={(e) => setLanding(e.target.value as LandingMode)} data-testid="landing-mode">

@@ -300,6 +300,7 @@ describe("a task in its own worktree", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("approve")).toHaveTextContent(/^Approve$/);
     expect(screen.getByTestId("review-where")).toHaveTextContent("Approve lands nothing, as no file changed; Reject removes");
+    expect(screen.queryByTestId("landing-mode"), "no way of landing to choose for nothing to land").toBeNull();
   });
 
   it("an attempt cannot be chosen from its session while the evaluator compares its group, and can once it answered", async () => {
