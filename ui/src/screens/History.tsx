@@ -517,7 +517,7 @@ export function History({
                     </div>
                   )}
                 </td>
-                {/* Wraps: a long outcome ("Continuation budget spent") on one line pushed the row's buttons out of a 1180 px window. */}
+                {/* Wraps: a long outcome ("Agent stopped at its own limit") on one line pushed the row's buttons out of a 1180 px window. */}
                 <td className="outcome">
                   {r.end_reason ? END_LABEL[r.end_reason] : "—"}
                   {/* "Verified done" beside checks the agent weakened is not a clean result. */}

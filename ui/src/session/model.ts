@@ -838,7 +838,8 @@ export const END_LABEL: Record<EndReason, string> = {
   claimed_blocked: "Agent says blocked",
   claimed_partial: "Agent says partly done",
   stuck: "Stuck",
-  cycles_exhausted: "Continuation budget spent",
+  // Short enough for a badge, in words, not the setting's name (the continuation budget).
+  cycles_exhausted: "Out of tries",
   truncation_exhausted: "Kept getting cut off",
   step_limit: "Step limit reached",
   agent_turn_limit: "Agent stopped at its own limit",

@@ -110,7 +110,7 @@ describe("the command palette", () => {
       "Open: task refusedRejected",
       "Open: task keptBranch kept",
       "Open: task uncheckedNot checked",
-      "Open: task doubtContinuation budget spent",
+      "Open: task doubtOut of tries",
       "Open: write greet.txt · 1. CodexCompleted",
       "Open: write greet.txt · 2. Claude CodeNot chosen",
     ]);
