@@ -539,10 +539,10 @@ async fn a_finding_is_dismissed_and_taken_back_from_the_cli_by_its_file_and_line
     assert!(!said(&approved).contains("what the audit found"), "what the person dismissed is not accepted unseen: {}", said(&approved));
 }
 
-/// What the task was started with `--allow` it keeps: the run that Request changes starts (from
-/// a script, with nobody to ask) runs the allowed command again rather than refuse it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
+/// A task whose first run and follow-up each write a file by `run_command`, started in `e`'s
+/// folder with `--allow run_command` and sent back once: what the follow-up printed, and how it
+/// ended. The first run's file is checked as written.
+async fn allowed_command_then_follow_up(e: &Env) -> (String, Option<i32>) {
     let server = fake(json!([
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
         {"when": {"kind": "agent", "last_message_contains": "write second.txt too"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 2 > second.txt"}}]}, "times": 1},
@@ -550,13 +550,20 @@ async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
         {"when": {"kind": "agent"}, "reply": {"text": "Done! It is written."}}
     ]))
     .await;
-    let e = env();
     let url = server.base_url(Protocol::Openai);
-    let id = waiting_for_review(&e, &url, "make first.txt", &["--allow", "run_command"]);
+    let id = waiting_for_review(e, &url, "make first.txt", &["--allow", "run_command"]);
     assert!(e.ws.join("first.txt").exists(), "allowed, the command ran");
     let again = finishline(&["sessions", "review", &id, "--request-changes", "write second.txt too", "--base-url", &url, "--model", "m"], &e.data);
-    let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
-    assert_eq!(again.status.code(), Some(6), "{said}");
+    (format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr)), again.status.code())
+}
+
+/// What the task was started with `--allow` it keeps: the run that Request changes starts (from
+/// a script, with nobody to ask) runs the allowed command again rather than refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
+    let e = env();
+    let (said, code) = allowed_command_then_follow_up(&e).await;
+    assert_eq!(code, Some(6), "{said}");
     assert!(e.ws.join("second.txt").exists(), "the follow-up ran the command the task was allowed: {said}");
 }
 
@@ -564,21 +571,10 @@ async fn a_follow_up_keeps_the_tools_the_task_was_started_allowing() {
 /// and in the follow-up alike: the follow-up is the same task, allowed the same way.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_the_settings_deny_named_by_allow_runs_in_the_follow_up_as_in_the_first_run() {
-    let server = fake(json!([
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "write second.txt too"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 2 > second.txt"}}]}, "times": 1},
-        {"when": {"kind": "agent", "last_message_contains": "make first.txt"}, "reply": {"text": "Writing it.", "tool_calls": [{"name": "run_command", "arguments": {"command": "echo 1 > first.txt"}}]}, "times": 1},
-        {"when": {"kind": "agent"}, "reply": {"text": "Done! It is written."}}
-    ]))
-    .await;
     let e = env();
     std::fs::create_dir_all(&e.data).unwrap();
     std::fs::write(e.data.join("settings.json"), r#"{"settings": {"permissions": {"run_command": "deny"}}}"#).unwrap();
-    let url = server.base_url(Protocol::Openai);
-    let id = waiting_for_review(&e, &url, "make first.txt", &["--allow", "run_command"]);
-    assert!(e.ws.join("first.txt").exists(), "named by --allow, the command ran though the settings deny it");
-    let again = finishline(&["sessions", "review", &id, "--request-changes", "write second.txt too", "--base-url", &url, "--model", "m"], &e.data);
-    let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
-    assert_eq!(again.status.code(), Some(6), "{said}");
+    let (said, code) = allowed_command_then_follow_up(&e).await;
+    assert_eq!(code, Some(6), "{said}");
     assert!(e.ws.join("second.txt").exists(), "the follow-up ran it too: {said}");
 }

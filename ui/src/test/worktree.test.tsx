@@ -1020,22 +1020,30 @@ describe("an attempt continued after another of its group was chosen", () => {
 });
 
 describe("reject in the folder itself", () => {
-  it("after an approval, a follow-up's review is a task afresh: its undo covers its own changes", async () => {
+  /** A task in the folder itself whose first round (a.md) was sent back, and whose second
+   * round changed nothing: then `after`. */
+  const sentBackInPlace = (after: EngineEvent[]) => {
     seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
-      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "check it", reverted: false }),
-      ev({ type: "run_started", trigger: "feedback" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
-      ev({ type: "status_changed", status: "completed" }),
-      ev({ type: "run_started", trigger: "message" }),
-      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "b.md", kind: "created", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    return [
+      { type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" },
+      { type: "task_workspace", isolation: "in_place", folder: "/plain" },
+      { type: "run_started", trigger: "task" },
+      { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] },
+      { type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "check it", reverted: false },
+      { type: "run_started", trigger: "feedback" },
+      { type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] },
+      ...after,
+    ].map((e) => ev(e as EngineEvent));
+  };
+
+  it("after an approval, a follow-up's review is a task afresh: its undo covers its own changes", async () => {
+    const events = sentBackInPlace([
+      { type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false },
+      { type: "status_changed", status: "completed" },
+      { type: "run_started", trigger: "message" },
+      { type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "b.md", kind: "created", diff: "" }], verification: [] },
+      { type: "status_changed", status: "awaiting_review" },
+    ] as EngineEvent[]);
     script(events, () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const box = await screen.findByTestId("revert-checkbox");
@@ -1044,17 +1052,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("after a request for changes, the undo says it covers every round, not only the files shown", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
-      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "check it", reverted: false }),
-      ev({ type: "run_started", trigger: "feedback" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = sentBackInPlace([{ type: "status_changed", status: "awaiting_review" }]);
     script(events, () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const box = await screen.findByTestId("revert-checkbox");
