@@ -1784,6 +1784,19 @@ async fn a_step_slower_than_the_limit_names_the_flag_that_gives_it_longer() {
     assert!(said.contains("--step-timeout"), "the way to give it longer, in a terminal: {said}");
 }
 
+/// `finishline ARGS` off the test's async threads, where its fake provider answers.
+async fn off_thread(args: &[&str], data: &std::path::Path) -> std::process::Output {
+    let (args, data): (Vec<String>, PathBuf) = (args.iter().map(|a| a.to_string()).collect(), data.to_path_buf());
+    tokio::task::spawn_blocking(move || finishline(&args.iter().map(String::as_str).collect::<Vec<_>>(), &data)).await.unwrap()
+}
+
+/// A `--json` run's summary line, and the session it names.
+fn summary_of(out: &std::process::Output) -> (Value, String) {
+    let summary = lines(out).into_iter().find(|l| l["type"] == "summary").unwrap_or_else(|| panic!("a summary: {}", String::from_utf8_lossy(&out.stderr)));
+    let id = summary["session_id"].as_str().unwrap().to_string();
+    (summary, id)
+}
+
 /// With nobody to ask, a refused call is shown with what it would have done: the command that
 /// allows it next time is not taken blind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1795,9 +1808,8 @@ async fn a_call_refused_with_nobody_to_ask_shows_what_it_would_have_run() {
     .unwrap();
     let server = FakeServer::start(scenario).await.unwrap();
     let e = env();
-    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let out =
-        tokio::task::spawn_blocking(move || finishline(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let (url, ws) = (server.base_url(Protocol::Openai), e.ws.to_string_lossy().into_owned());
+    let out = off_thread(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m"], &e.data).await;
     let shown = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(String::from_utf8_lossy(&out.stderr).contains("run_command needs your permission"), "{}", String::from_utf8_lossy(&out.stderr));
     let call = shown.find("→ run_command {\"command\":\"echo hi > c.txt\"}").unwrap_or_else(|| panic!("the refused command is shown: {shown}"));
@@ -1817,18 +1829,10 @@ async fn a_run_waiting_for_an_answer_does_not_show_the_last_runs_end_reason() {
     .unwrap();
     let server = FakeServer::start(scenario).await.unwrap();
     let e = env();
-    let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let first = {
-        let (url, data) = (url.clone(), data.clone());
-        tokio::task::spawn_blocking(move || finishline(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data))
-            .await
-            .unwrap()
-    };
-    let summary = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap();
+    let (url, ws) = (server.base_url(Protocol::Openai), e.ws.to_string_lossy().into_owned());
+    let (summary, id) = summary_of(&off_thread(&["run", "make c.txt", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &e.data).await);
     assert_eq!(summary["end_reason"], "permission_denied", "{summary}");
-    let id = summary["session_id"].as_str().unwrap().to_string();
-    let again =
-        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let again = off_thread(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &e.data).await;
     let said = String::from_utf8_lossy(&again.stdout).to_string();
     assert_eq!(again.status.code(), Some(6), "{said}");
     assert!(said.contains("status awaiting_approval, end reason —"), "{said}");
@@ -1844,22 +1848,11 @@ async fn a_resume_whose_folder_is_gone_is_refused_and_changes_nothing() {
     let server = FakeServer::start(fruits()).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let first = {
-        let (url, data) = (url.clone(), data.clone());
-        tokio::task::spawn_blocking(move || {
-            finishline(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--json"], &data)
-        })
-        .await
-        .unwrap()
-    };
+    let first = off_thread(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject", "--json"], &data).await;
     assert_eq!(first.status.code(), Some(3), "{}", String::from_utf8_lossy(&first.stderr));
-    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
-    let moved = e.ws.with_file_name("moved");
-    std::fs::rename(&e.ws, &moved).unwrap();
-    let again = {
-        let (id, data) = (id.clone(), data.clone());
-        tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data)).await.unwrap()
-    };
+    let (_, id) = summary_of(&first);
+    std::fs::rename(&e.ws, e.ws.with_file_name("moved")).unwrap();
+    let again = off_thread(&["sessions", "resume", &id, "go on", "--base-url", &url, "--model", "m"], &data).await;
     let said = String::from_utf8_lossy(&again.stderr).to_string();
     assert_eq!(again.status.code(), Some(2), "{said}");
     assert!(said.contains("is gone (moved or deleted): put it back there and resume"), "{said}");
@@ -1875,14 +1868,9 @@ async fn a_refusal_names_its_command_with_the_data_dir_given() {
     let e = env();
     let (url, data) = (server.base_url(Protocol::Openai), e.data.clone());
     let repo = person_repo(&e.ws, &[]).to_string_lossy().into_owned();
-    let first = {
-        let data = data.clone();
-        tokio::task::spawn_blocking(move || finishline(&["run", "create notes.md", "--workspace", &repo, "--base-url", &url, "--model", "m", "--json"], &data))
-            .await
-            .unwrap()
-    };
+    let first = off_thread(&["run", "create notes.md", "--workspace", &repo, "--base-url", &url, "--model", "m", "--json"], &data).await;
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
-    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let (_, id) = summary_of(&first);
     let refused = finishline(&["sessions", "discard", &id], &data);
     let said = String::from_utf8_lossy(&refused.stderr).to_string();
     assert_eq!(refused.status.code(), Some(2), "{said}");
@@ -1899,19 +1887,11 @@ async fn a_review_read_later_says_how_its_run_ended() {
     let server = FakeServer::start(fruits()).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let first = {
-        let data = data.clone();
-        tokio::task::spawn_blocking(move || {
-            finishline(
-                &["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--verify", "echo checking; exit 3", "--json"],
-                &data,
-            )
-        })
-        .await
-        .unwrap()
-    };
+    let first =
+        off_thread(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--verify", "echo checking; exit 3", "--json"], &data)
+            .await;
     assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
-    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
+    let (_, id) = summary_of(&first);
     let read = finishline(&["sessions", "review", &id], &data);
     let said = String::from_utf8_lossy(&read.stdout).to_string();
     assert!(said.contains("end reason stuck") && said.contains("stuck: "), "{said}");
@@ -1933,21 +1913,8 @@ async fn a_review_after_a_request_for_changes_says_its_files_are_since_the_last_
     let server = FakeServer::start(scenario).await.unwrap();
     let e = env();
     let (url, data, ws) = (server.base_url(Protocol::Openai), e.data.clone(), e.ws.to_string_lossy().into_owned());
-    let first = {
-        let (url, data) = (url.clone(), data.clone());
-        tokio::task::spawn_blocking(move || finishline(&["run", "make k", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data))
-            .await
-            .unwrap()
-    };
-    let id = lines(&first).into_iter().find(|l| l["type"] == "summary").unwrap()["session_id"].as_str().unwrap().to_string();
-    let again = {
-        let (id, data) = (id.clone(), data.clone());
-        tokio::task::spawn_blocking(move || {
-            finishline(&["sessions", "review", &id, "--request-changes", "check it", "--base-url", &url, "--model", "m"], &data)
-        })
-        .await
-        .unwrap()
-    };
+    let (_, id) = summary_of(&off_thread(&["run", "make k", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json"], &data).await);
+    let again = off_thread(&["sessions", "review", &id, "--request-changes", "check it", "--base-url", &url, "--model", "m"], &data).await;
     let said = String::from_utf8_lossy(&again.stdout).to_string();
     assert_eq!(again.status.code(), Some(6), "{said}");
     assert!(said.contains("0 file(s) changed since your last review"), "{said}");
