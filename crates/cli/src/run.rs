@@ -844,6 +844,16 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId, view:
         } else if a.starts_with('r') {
             return Reviewed::Decided(Decision::Reject, None);
         } else if a.starts_with('c') {
+            // The engine carries them on (criteria::still_open); said before the question, as the window does.
+            let unmet = asked_review(&store.events(sid, 0).unwrap_or_default(), review).unmet().len();
+            if unmet > 0 {
+                let (them, go) = if unmet == 1 {
+                    ("Your comment not confirmed met".to_string(), "goes")
+                } else {
+                    (format!("Your {unmet} comments not confirmed met"), "go")
+                };
+                crate::output::say(&format!("{them} {go} with it, checked again.\n"));
+            }
             match answer("What should change? ").await {
                 Typed::Line(fb) if !fb.is_empty() => return Reviewed::Decided(Decision::RequestChanges, Some(fb)),
                 // The agent would be sent back with nothing to go on; the person probably hit Enter.

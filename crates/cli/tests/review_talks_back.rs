@@ -221,6 +221,54 @@ async fn a_comment_left_open_twice_is_stuck_and_the_checklist_quotes_only_the_ev
     );
 }
 
+/// A comment the judge did not find met is still the person's: a later Request changes with
+/// only words (no comment repeated) carries it on, as a criterion judged again and in the
+/// agent's continuation, instead of dropping it from the checklist unsaid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats_nothing() {
+    let verdict = |addressed: bool, evidence: &str| {
+        json!({"done": true, "summary": "notes.md lists the fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+            "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]})
+        .to_string()
+    };
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "any_message_contains": "add a fig"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
+        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "any_message_contains": "add a fig"}, "reply": {"text": "Adding a fig, and pear.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n- fig\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert!(out.contains("☐ unmet: notes.md:1: say pear instead"), "the comment is left open: {out}");
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let third = tokio::task::block_in_place(|| {
+        finishline(&["sessions", "review", &id, "--request-changes", "also add a fig", "--base-url", &url, "--model", "m"], &e.data)
+    });
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
+    let told = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.all_text.contains("add a fig"))
+        .expect("the agent was asked for the fig");
+    assert!(
+        told.all_text
+            .split_once("Still open from your earlier review")
+            .is_some_and(|(_, open)| open.contains("notes.md:1") && open.contains("say pear instead")),
+        "the agent is reminded of the open comment with the new words: {}",
+        told.last_message
+    );
+    assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "judged again, and met: {out}");
+}
+
 /// A task started with `--verify` keeps its check: "Request changes" later, without repeating
 /// the flag, still runs the command before the work goes back to the person, so a follow-up
 /// that breaks it is sent back instead of coming back "verified done".

@@ -189,7 +189,14 @@ pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<String> {
     for e in since_worktree(events) {
         match &e.event {
             EngineEvent::ReviewResolved { decision: Decision::RequestChanges, feedback: Some(f), .. } if !f.trim().is_empty() => out.push(f.trim().to_string()),
-            EngineEvent::CriteriaSet { criteria } => out.extend(criteria.iter().map(|c| c.criterion())),
+            // A comment not met is carried into the next round's set: asked once.
+            EngineEvent::CriteriaSet { criteria } => {
+                for c in criteria.iter().map(|c| c.criterion()) {
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
             _ => {}
         }
     }

@@ -204,6 +204,22 @@ pub fn comments_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge:
     out
 }
 
+/// The comments the last run was judged on (what its Request changes set), if any.
+fn judged_on(events: &[Envelope]) -> Vec<crate::judge::criteria::Comment> {
+    events.iter().rev().find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None }).unwrap_or_default()
+}
+
+/// A review's checklist: the judge's word on each comment its run was judged on.
+fn checklist_of(events: &[Envelope], review: &RequestId) -> Vec<crate::judge::criteria::CriterionResult> {
+    events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::ReviewRequested { review_id, criteria, .. } if review_id == review => Some(criteria.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// The files a review showed, as recorded in it.
 pub(super) fn reviewed_files(events: &[Envelope], review: &RequestId) -> Vec<FileChange> {
     events
@@ -466,10 +482,13 @@ impl Engine {
                     reverted: false,
                     occasion: None,
                 }];
-                // The comments go with the decision: the next run is judged on each one.
-                let continuation = (!comments.is_empty()).then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments)));
-                if !comments.is_empty() {
-                    decided.push(EngineEvent::CriteriaSet { criteria: comments });
+                // The comments go with the decision: the next run is judged on each one, and on
+                // each earlier one this review did not show met.
+                let carried = crate::judge::criteria::still_open(&judged_on(&events), &checklist_of(&events, review), &comments);
+                let continuation = (!comments.is_empty() || !carried.is_empty())
+                    .then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments, &carried)));
+                if !comments.is_empty() || !carried.is_empty() {
+                    decided.push(EngineEvent::CriteriaSet { criteria: comments.into_iter().chain(carried).collect() });
                 }
                 let session = self.store.resolve_and_begin(review, RequestKind::Review, SessionStatus::AwaitingReview, decided, &run, RunTrigger::Feedback)?;
                 self.spawn_begun(

@@ -106,11 +106,42 @@ fn typed(arg: &str) -> String {
     format!("{}…", arg.chars().take(SHOWN).collect::<String>())
 }
 
+/// The comments of the round a review closes that its checklist does not show met, carried into
+/// the next: the person never said they were fine, so a Request changes that does not repeat
+/// them still asks for them. `set`: the comments the round was judged on; `checked`: the
+/// review's checklist; `new`: the comments sent now (the same words on the same lines are not
+/// asked twice).
+pub fn still_open(set: &[Comment], checked: &[CriterionResult], new: &[Comment]) -> Vec<Comment> {
+    set.iter()
+        .filter(|c| checked.iter().any(|r| r.id == c.id && r.state != CriterionState::Met))
+        .filter(|c| !new.iter().any(|n| n.criterion() == c.criterion()))
+        .cloned()
+        .collect()
+}
+
 /// The continuation that carries the comments to the agent: each with its place, the quoted
-/// lines and the person's words.
-pub fn continuation(comments: &[Comment]) -> String {
-    let mut text = String::from("The person reviewed your changes and left comments on specific lines. Address every one of them; each is checked before your work goes back for review.\n");
-    for (i, c) in comments.iter().enumerate() {
+/// lines and the person's words; then the earlier comments still open (see [`still_open`]).
+pub fn continuation(comments: &[Comment], carried: &[Comment]) -> String {
+    let mut text = String::new();
+    if !comments.is_empty() {
+        text.push_str("The person reviewed your changes and left comments on specific lines. Address every one of them; each is checked before your work goes back for review.\n");
+        listed(&mut text, comments, 0);
+    }
+    if !carried.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(
+            "Still open from your earlier review: the check did not find these comments of the person's addressed. Address each; they are checked again.\n",
+        );
+        listed(&mut text, carried, comments.len());
+    }
+    text
+}
+
+/// Each comment as an item of a numbered list, from `first + 1`.
+fn listed(text: &mut String, comments: &[Comment], first: usize) {
+    for (i, c) in comments.iter().enumerate().map(|(i, c)| (i + first, c)) {
         let number = format!("{}. ", i + 1);
         // Indented as far as the item's number reaches ("10. " is four), or Markdown ends the
         // list item and the quote falls out of it.
@@ -142,7 +173,6 @@ pub fn continuation(comments: &[Comment]) -> String {
             text.push_str(&if l.trim().is_empty() { "\n".to_string() } else { format!("{pad}{l}\n") });
         }
     }
-    text
 }
 
 /// The lines of a comment's quote the continuation shows; the file holds the rest.
@@ -396,7 +426,7 @@ mod tests {
         c.start_line = 10;
         c.end_line = 39;
         c.quote = (10..40).map(|n| format!("line {n}")).collect::<Vec<_>>().join("\n");
-        let text = continuation(&[c]);
+        let text = continuation(&[c], &[]);
         assert!(text.contains("   line 29\n   ```\n   (and 10 more lines, to line 39)\n"), "{text}");
         assert!(!text.contains("line 30\n"), "{text}");
         assert!(text.contains("   split this function\n   and name the parts\n"), "{text}");
@@ -404,7 +434,7 @@ mod tests {
 
     #[test]
     fn the_continuation_carries_each_comments_place_quote_and_words() {
-        let text = continuation(&[comment("src/a.rs", "name these better")]);
+        let text = continuation(&[comment("src/a.rs", "name these better")], &[]);
         assert!(text.contains("1. src/a.rs:3-4"));
         assert!(text.contains("   ```\n   let x = 1;\n   let y = 2;\n   ```\n"), "the quoted code as code: {text}");
         assert!(text.contains("   ```\n\n   name these better"), "the quote ends before the person's words: {text}");
@@ -413,16 +443,34 @@ mod tests {
     #[test]
     fn the_tenth_comment_is_indented_under_its_wider_number() {
         let cs: Vec<Comment> = (0..10).map(|_| comment("src/a.rs", "name these better")).collect();
-        let text = continuation(&cs);
+        let text = continuation(&cs, &[]);
         assert!(text.contains("\n10. src/a.rs:3-4\n    ```\n    let x = 1;\n"), "{text}");
         assert!(text.contains("\n9. src/a.rs:3-4\n   ```\n"), "{text}");
+    }
+
+    #[test]
+    fn comments_the_checklist_does_not_show_met_go_on_numbered_after_the_new_ones() {
+        let (mut a, mut b, mut c) = (comment("src/a.rs", "rename"), comment("src/b.rs", "split"), comment("src/c.rs", "test it"));
+        (a.id, b.id, c.id) = ("a".into(), "b".into(), "c".into());
+        let result = |id: &str, state| CriterionResult { id: id.into(), text: String::new(), state, evidence: String::new() };
+        let checked = [result("a", CriterionState::Met), result("b", CriterionState::Unmet), result("c", CriterionState::Unverifiable)];
+        let set = [a.clone(), b.clone(), c.clone()];
+        assert_eq!(still_open(&set, &checked, &[]), vec![b.clone(), c.clone()], "met is done; unmet and unchecked are still asked");
+        let mut again = b.clone();
+        again.id = "new".into();
+        assert_eq!(still_open(&set, &checked, &[again.clone()]), vec![c.clone()], "the same words on the same lines are not asked twice");
+        assert_eq!(still_open(&set, &[], &[]), vec![], "a round with no checklist carries nothing");
+        let text = continuation(&[again], &[c]);
+        assert!(text.contains("1. src/b.rs:3-4") && text.contains("Still open from your earlier review") && text.contains("\n2. src/c.rs:3-4"), "{text}");
+        let only = continuation(&[], &[b]);
+        assert!(only.starts_with("Still open from your earlier review") && only.contains("1. src/b.rs:3-4"), "{only}");
     }
 
     #[test]
     fn quoted_code_with_backticks_or_markdown_stays_code() {
         let mut c = comment("notes.md", "say pear");
         c.quote = "- apple\n```rust\n".into();
-        let text = continuation(&[c]);
+        let text = continuation(&[c], &[]);
         assert!(text.contains("   ````\n   - apple\n   ```rust\n   ````\n"), "a fence longer than any in the code: {text}");
     }
 
