@@ -701,6 +701,12 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           />
         </label>
         <span className="muted hint" id="feedback-hint">
+          {/* The engine carries them on (criteria::still_open): said, so none goes unseen. */}
+          {unmet > 0 && (
+            <span data-testid="feedback-carried">
+              {unmet === 1 ? "Your comment not confirmed met goes with it, checked again" : `Your ${unmet} comments not confirmed met go with it, checked again`} ·{" "}
+            </span>
+          )}
           Enter sends · Shift+Enter for a new line ·{" "}
           {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
           <button type="button" className="link-btn" onClick={closeAsking} data-testid="feedback-close">
