@@ -3,6 +3,7 @@
 // shown on request from the whole file, and comments on any line range that go back with
 // Request changes. Loaded only when a review is open, so the first screen never pays for it.
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { dialogAsks } from "../keys";
 import { useOneAction } from "../oneAction";
 import { Decoration, Diff, Hunk, getChangeKey, parseDiff, tokenize, useSourceExpansion, type ChangeData, type HunkData, type HunkTokens } from "react-diff-view";
 import "react-diff-view/style/index.css";
@@ -61,6 +62,9 @@ const OPEN_UP_TO = 6;
 /** Hunks past this many lines of a file are rendered on request. */
 const LINES_AT_ONCE = 1500;
 
+/** What the diff's keys read of a key press: React's event, or the window's when the focus is nowhere. */
+type KeyLike = Pick<KeyboardEvent, "key" | "target" | "ctrlKey" | "metaKey" | "altKey" | "preventDefault">;
+
 interface Props {
   files: FileChange[];
   reviewId: string;
@@ -76,7 +80,7 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
   const [open, setOpen] = useState<Record<string, boolean>>(() => Object.fromEntries(files.map((f, i) => [f.path, i < OPEN_UP_TO])));
   const root = useRef<HTMLDivElement>(null);
   // Keyboard: j/k move between files, n/p between hunks (when focus is in the diff, not typing).
-  const onKeyDown = (e: React.KeyboardEvent) => {
+  const onKeyDown = (e: KeyLike) => {
     const t = e.target as HTMLElement;
     if (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || e.ctrlKey || e.metaKey || e.altKey) return;
     const sel = { j: ".diff-file-head", k: ".diff-file-head", n: ".diff-hunk-anchor", p: ".diff-hunk-anchor" }[e.key];
@@ -95,6 +99,20 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
       next.scrollIntoView({ block: "nearest" });
     }
   };
+  // With the focus nowhere (the page itself, as after a click on plain text or a review that just
+  // came), j/k and n/p still lead into the diff on screen: a key that did nothing read as broken.
+  // The first diff of the page answers; a field, a dialog or a focused control keeps its keys.
+  const keys = useRef(onKeyDown);
+  keys.current = onKeyDown;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const nowhere = !document.activeElement || document.activeElement === document.body;
+      if (!nowhere || e.defaultPrevented || dialogAsks() || document.querySelector(".diff-view") !== root.current) return;
+      keys.current(e);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
   return (
     <div className="diff-view" ref={root} onKeyDown={onKeyDown} data-testid="diff-view">
       <div className="row diff-toolbar">

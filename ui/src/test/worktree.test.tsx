@@ -1539,6 +1539,36 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
+  it("with the focus nowhere, j leads into the diff on screen; a focused control keeps its keys", async () => {
+    spyOnScrollIntoView();
+    const other = diff.replaceAll("src/a.rs", "src/b.rs");
+    const view = render(
+      <>
+        <button data-testid="elsewhere">elsewhere</button>
+        <DiffView
+          files={[
+            { path: "src/a.rs", kind: "modified", diff },
+            { path: "src/b.rs", kind: "modified", diff: other },
+          ]}
+          reviewId="r1"
+          comments={[]}
+          editable
+        />
+      </>,
+    );
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    const user = userEvent.setup();
+    screen.getByTestId("elsewhere").focus();
+    await user.keyboard("j");
+    expect(screen.getByTestId("elsewhere"), "a control with the focus keeps it").toHaveFocus();
+    (document.activeElement as HTMLElement).blur();
+    await user.keyboard("j");
+    expect(view.container.querySelectorAll(".diff-file-head")[0], "from nowhere, j goes to the first file").toHaveFocus();
+    await user.keyboard("j");
+    expect(view.container.querySelectorAll(".diff-file-head")[1], "and on from there").toHaveFocus();
+    view.unmount();
+  });
+
   it("j/k and n/p go on from the file whose lines have the focus, and the keys on a change's @@ line lead into its lines", async () => {
     const into = spyOnScrollIntoView();
     const files = ["src/a.rs", "src/b.rs", "src/c.rs"].map((path) => ({ path, kind: "modified" as const, diff: diff.replaceAll("src/a.rs", path) }));
@@ -1830,5 +1860,8 @@ describe("review that talks back", () => {
     expect(items[0]).toHaveTextContent("✓ met");
     expect(items[1]).toHaveTextContent("✗ not met");
     expect(items[1]).toHaveTextContent("src/b.rs was not changed");
+    // Asking for more changes without repeating it: the comment not met goes with the request.
+    await userEvent.setup().click(screen.getByTestId("request-changes"));
+    expect(await screen.findByTestId("feedback-carried")).toHaveTextContent("Your comment not confirmed met goes with it, checked again");
   });
 });
