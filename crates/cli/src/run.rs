@@ -1017,9 +1017,9 @@ fn reported(engine: &Engine, sid: &SessionId, view: &mut View, review: &RequestI
     // Still undecided: a reject recorded before its revert failed is decided, and its end follows.
     let open = !matches!(outcome, Ok(ReviewOutcome::Decided { .. }))
         && engine.store.request_state(review).ok().flatten().is_none_or(|(_, _, decided)| decided.is_none());
-    // What the decision did (its landing, its revert) is told before its outcome.
+    // What the decision did (its landing, its revert) is told before its outcome, and once.
     catch_up(view, &engine.store, sid);
-    report_review(outcome, Again::Asked);
+    report(outcome, Again::Asked, true);
     open
 }
 
@@ -1071,8 +1071,21 @@ pub(crate) fn print_outcome(outcome: &finishline_engine::Result<ReviewOutcome>) 
 }
 
 pub(crate) fn report_review(outcome: finishline_engine::Result<ReviewOutcome>, again: Again) {
+    report(outcome, again, false);
+}
+
+/// How a decision went, `told`: after its own events were shown (the terminal's review, where
+/// `✓ landed on main as …` and `reverted: …` were just printed), what they said is not said again.
+fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told: bool) {
     let next = next_step(&outcome, &again);
     match outcome {
+        Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if told && r.applied => {}
+        // What the landing's line does not say: the person's hooks and signing it did not apply.
+        Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if told => {
+            if let (Some(_), Some(_), Some(words)) = (&l.commit, &l.target_branch, not_applied_words(&l.hooks_not_run, l.unsigned)) {
+                errln!("{words}");
+            }
+        }
         Ok(ReviewOutcome::Decided { revert: Some(r), .. }) if r.applied => {
             errln!("Reverted: {} restored, {} removed.", r.restored.len(), r.deleted.len());
             let changed = finishline_engine::store::export::changed_since(&r.conflicts, &r.not_copied);

@@ -521,7 +521,7 @@ fn landed_line(commit: Option<&str>, target_branch: Option<&str>, branch_kept: O
         // Nothing was left to land (the branch held it all): not "in your working tree".
         (None, Some(b), None) if files == 0 => format!("  ✓ nothing to land: {b} already holds it"),
         (None, Some(b), _) => format!("  ✓ the changes are in your working tree on {b}, not committed ({files} file(s))"),
-        (_, _, Some(k)) => format!("  ✓ kept the branch {k}"),
+        (_, _, Some(k)) => format!("  ✓ kept the branch {k} for later: `git switch {k}` picks it up"),
         _ => "  ✓ nothing to land".to_string(),
     }
 }

@@ -3018,6 +3018,20 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     assert!(after_asking.contains("two.txt"), "and named after the question, not only in the review before it: {said}");
 }
 
+/// Rejected with a revert at the terminal, the revert is told once, by its line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_at_the_terminal_is_told_once() {
+    let (_s, _dir, _cli, ws, mut child, mut input) = two_files_at_a_terminal_review().await;
+    let (shown, reading) = read_along(&mut child);
+    input.write_all(b"r\ny\n").unwrap();
+    child.wait().unwrap();
+    reading.join().unwrap();
+    let said = shown.lock().unwrap().clone();
+    assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists(), "{said}");
+    assert!(said.contains("reverted: 2 files deleted"), "{said}");
+    assert!(!said.contains("Reverted:"), "not told again as the outcome: {said}");
+}
+
 /// A decision at the terminal that fails (here a revert of a folder that is gone) says why and
 /// leaves the review open, exit 6: the terminal is not left waiting for a decision never made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -3755,10 +3769,10 @@ async fn a_review_decided_in_another_terminal_ends_the_question_in_the_first() {
     assert_eq!(out.status.code(), Some(0), "it ends as the task did, approved: {said}");
 }
 
-/// At the terminal what happened is said in its order: the run's end before the review's
-/// question, and the landing's lines before the decision's outcome.
+/// At the terminal what happened is said in its order, and once: the run's end before the
+/// review's question, then the landing's line, not repeated by the decision's outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened() {
+async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened_and_once() {
     let (_s, dir, cli) = server(vec![writes("hello.txt", "hello\n", 0)]).await;
     let r = repo(dir.path());
     let (mut child, mut input, _) = at_the_review_prompt(&cli, &r);
@@ -3769,7 +3783,8 @@ async fn an_approval_at_the_terminal_is_told_in_the_order_it_happened() {
     let said = shown.lock().unwrap().clone();
     let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
     assert!(at("● awaiting_review") < at("Review: [a]pprove"), "the run's end, then the question: {said}");
-    assert!(at("✓ landed on main") < at("Landed on main as"), "the landing, then its outcome: {said}");
+    assert!(at("● awaiting_review") < at("✓ landed on main as"), "{said}");
+    assert!(!said.contains("Landed on main as"), "the landing is told once, by its line: {said}");
 }
 
 /// A follow-up of a task in a worktree needs the person's repository, not the subfolder they
