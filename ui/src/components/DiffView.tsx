@@ -3,7 +3,7 @@
 // shown on request from the whole file, and comments on any line range that go back with
 // Request changes. Loaded only when a review is open, so the first screen never pays for it.
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
-import { dialogAsks } from "../keys";
+import { dialogAsks, isTextField } from "../keys";
 import { useOneAction } from "../oneAction";
 import { Decoration, Diff, Hunk, getChangeKey, parseDiff, tokenize, useSourceExpansion, type ChangeData, type HunkData, type HunkTokens } from "react-diff-view";
 import "react-diff-view/style/index.css";
@@ -95,19 +95,25 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
     const next = e.key === "j" || e.key === "n" ? all[Math.min(all.length - 1, at + 1)] : all[Math.max(0, at - 1)];
     if (next) {
       e.preventDefault();
-      next.focus();
-      next.scrollIntoView({ block: "nearest" });
+      next.focus({ preventScroll: true });
+      // A file's head sticks at the review's top while its lines scroll under it: brought into
+      // view "nearest", a head already stuck there moved nothing, leaving the end of a long file
+      // in view; its file's start is what k goes back to. A change's @@ line is an inline part of
+      // its row, which carries the margin that keeps it clear of the sticky head.
+      const shown = e.key === "j" || e.key === "k" ? (next.closest<HTMLElement>(".file-change") ?? next) : (next.closest<HTMLElement>("tr") ?? next);
+      shown.scrollIntoView({ block: e.key === "j" || e.key === "k" ? "start" : "nearest" });
     }
   };
-  // With the focus nowhere (the page itself, as after a click on plain text or a review that just
-  // came), j/k and n/p still lead into the diff on screen: a key that did nothing read as broken.
-  // The first diff of the page answers; a field, a dialog or a focused control keeps its keys.
+  // With the focus outside any diff (a click on plain text focuses the page's main area; a review
+  // opened from the sidebar leaves it on the sidebar), j/k and n/p still lead into the diff on
+  // screen, as on a code host's review page: a key that did nothing read as broken. The first
+  // diff of the page answers; a text field, a dialog or another diff keeps its keys.
   const keys = useRef(onKeyDown);
   keys.current = onKeyDown;
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      const nowhere = !document.activeElement || document.activeElement === document.body;
-      if (!nowhere || e.defaultPrevented || dialogAsks() || document.querySelector(".diff-view") !== root.current) return;
+      const inADiff = e.target instanceof Element && e.target.closest(".diff-view") !== null;
+      if (inADiff || isTextField(e.target) || e.defaultPrevented || dialogAsks() || document.querySelector(".diff-view") !== root.current) return;
       keys.current(e);
     };
     window.addEventListener("keydown", onKey);
@@ -312,7 +318,9 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       // Focused from script, WebKit does not count it keyboard focus: the ring and the current
       // line would not show until the next key.
       e.currentTarget.dataset.keys = "on";
-      e.currentTarget.focus();
+      // Not scrolled to the lines' top (it put the first line under the file's sticky head): the
+      // cursor brings its line into view.
+      e.currentTarget.focus({ preventScroll: true });
       // After the focus, which puts a cursor that has none on the first line of all.
       setCursor({ anchor: hunk.dataset.first, head: hunk.dataset.first });
       return;
@@ -353,8 +361,10 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
       // Focused from script after the box went, WebKit does not count it keyboard focus: the ring
       // and the current line would not show until the next key. A press in the lines clears it.
       if (region.current) region.current.dataset.keys = "on";
-      if (byKeys.current) region.current?.focus();
-      else {
+      if (byKeys.current) {
+        region.current?.focus({ preventScroll: true });
+        showCurrentLine();
+      } else {
         // Opened by a click: the keys go on from the line commented, and the view stays where the
         // person is reading (not a Tab into the lines, which starts at the first).
         if (at) setCursor({ anchor: getChangeKey(at), head: getChangeKey(at) });
@@ -381,7 +391,12 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     pressed.current = true;
     region.current?.focus({ preventScroll: true });
     pressed.current = false;
+    showCurrentLine();
   };
+  // Back in the lines from a box, the current line is brought into view once the box is gone: the
+  // box had pushed it under the file's sticky head in a short window, and the cursor did not
+  // move, so nothing else scrolls to it.
+  const showCurrentLine = () => setTimeout(() => region.current?.querySelector(".diff-line-head")?.scrollIntoView?.({ block: "nearest" }), 0);
   // An edit closed or a comment removed gives the focus back to its line: with the box or the
   // comment's buttons gone, it would fall to the page, where the arrows and Enter do nothing.
   // Gone elsewhere meanwhile (a save waits on the disk), the person keeps their place.
@@ -394,6 +409,7 @@ function FileHunks({ file, view, hunks: parsedHunks, diffType, reviewId, comment
     pressed.current = true;
     region.current?.focus({ preventScroll: true });
     pressed.current = false;
+    showCurrentLine();
   };
   const save = async (id?: string) => {
     const target = id ? comments.find((c) => c.id === id) : undefined;

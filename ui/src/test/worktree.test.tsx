@@ -1539,33 +1539,42 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
-  it("with the focus nowhere, j leads into the diff on screen; a focused control keeps its keys", async () => {
+  it("with the focus outside the diff, j leads into it; a text field keeps its keys", async () => {
     spyOnScrollIntoView();
     const other = diff.replaceAll("src/a.rs", "src/b.rs");
     const view = render(
       <>
-        <button data-testid="elsewhere">elsewhere</button>
-        <DiffView
-          files={[
-            { path: "src/a.rs", kind: "modified", diff },
-            { path: "src/b.rs", kind: "modified", diff: other },
-          ]}
-          reviewId="r1"
-          comments={[]}
-          editable
-        />
+        <main tabIndex={-1} data-testid="main">
+          <p>Agent's claim</p>
+          <input data-testid="field" />
+          <DiffView
+            files={[
+              { path: "src/a.rs", kind: "modified", diff },
+              { path: "src/b.rs", kind: "modified", diff: other },
+            ]}
+            reviewId="r1"
+            comments={[]}
+            editable
+          />
+        </main>
       </>,
     );
     await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
     const user = userEvent.setup();
-    screen.getByTestId("elsewhere").focus();
+    const heads = view.container.querySelectorAll(".diff-file-head");
+    await user.click(screen.getByTestId("field"));
     await user.keyboard("j");
-    expect(screen.getByTestId("elsewhere"), "a control with the focus keeps it").toHaveFocus();
+    expect(screen.getByTestId("field"), "typed, not a move").toHaveValue("j");
+    expect(screen.getByTestId("field")).toHaveFocus();
+    // A click on plain text focuses the main area (it takes the focus from script), not the page.
+    screen.getByTestId("main").focus();
+    await user.keyboard("j");
+    expect(heads[0], "from outside the diff, j goes to the first file").toHaveFocus();
+    await user.keyboard("j");
+    expect(heads[1], "and on from there").toHaveFocus();
     (document.activeElement as HTMLElement).blur();
-    await user.keyboard("j");
-    expect(view.container.querySelectorAll(".diff-file-head")[0], "from nowhere, j goes to the first file").toHaveFocus();
-    await user.keyboard("j");
-    expect(view.container.querySelectorAll(".diff-file-head")[1], "and on from there").toHaveFocus();
+    await user.keyboard("k");
+    expect(heads[0], "from the page itself too").toHaveFocus();
     view.unmount();
   });
 
