@@ -1578,6 +1578,33 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
+  it("what j/k and n/p move to is brought into view clear of the sticky file head: a file from its start, a change by its row", async () => {
+    const into = spyOnScrollIntoView();
+    const other = diff.replaceAll("src/a.rs", "src/b.rs");
+    const view = render(
+      <DiffView
+        files={[
+          { path: "src/a.rs", kind: "modified", diff },
+          { path: "src/b.rs", kind: "modified", diff: other },
+        ]}
+        reviewId="r1"
+        comments={[]}
+        editable
+      />,
+    );
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    const user = userEvent.setup();
+    view.container.querySelectorAll<HTMLElement>(".diff-file-head")[1].focus();
+    into.mockClear();
+    await user.keyboard("k");
+    // Stuck at the top while its lines scroll, a head brought into view "nearest" moved nothing.
+    expect(into.mock.contexts.at(-1), "k goes back to the file's start").toBe(view.container.querySelectorAll(".file-change")[0]);
+    expect((into.mock.calls.at(-1) as unknown[] | undefined)?.[0]).toEqual({ block: "start" });
+    await user.keyboard("n");
+    expect((into.mock.contexts.at(-1) as Element).tagName, "the @@ line by its row, which keeps the margin under the head").toBe("TR");
+    view.unmount();
+  });
+
   it("j/k and n/p go on from the file whose lines have the focus, and the keys on a change's @@ line lead into its lines", async () => {
     const into = spyOnScrollIntoView();
     const files = ["src/a.rs", "src/b.rs", "src/c.rs"].map((path) => ({ path, kind: "modified" as const, diff: diff.replaceAll("src/a.rs", path) }));
