@@ -852,10 +852,12 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId, view:
                 } else {
                     (format!("Your {unmet} comments not confirmed met"), "go")
                 };
-                crate::output::say(&format!("{them} {go} with it, checked again.\n"));
+                let alone = if unmet == 1 { "it" } else { "them" };
+                crate::output::say(&format!("{them} {go} with it, checked again (Enter alone sends only {alone}).\n"));
             }
             match answer("What should change? ").await {
                 Typed::Line(fb) if !fb.is_empty() => return Reviewed::Decided(Decision::RequestChanges, Some(fb)),
+                Typed::Line(_) if unmet > 0 => return Reviewed::Decided(Decision::RequestChanges, None),
                 // The agent would be sent back with nothing to go on; the person probably hit Enter.
                 Typed::Line(_) => crate::output::say("Nothing was sent: the request was empty.\n"),
                 Typed::Closed => return Reviewed::Closed,

@@ -269,6 +269,41 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
     assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "judged again, and met: {out}");
 }
 
+/// With a comment left open, Request changes alone (no words, no new comment) sends that comment
+/// again, as the window's "Send the open comment again" does; with none open it is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_changes_with_nothing_new_sends_the_open_comments_again() {
+    let verdict = |addressed: bool, evidence: &str| {
+        json!({"done": true, "summary": "notes.md lists the fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
+            "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]})
+        .to_string()
+    };
+    let server = fake(json!([
+        {"when": {"kind": "evaluator", "any_message_contains": "Now pear, as asked again"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
+        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
+        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
+        {"when": {"kind": "agent", "last_message_contains": "Still open from your earlier review"}, "reply": {"text": "Now pear, as asked again.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
+        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
+    ]))
+    .await;
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
+    assert!(String::from_utf8_lossy(&second.stdout).contains("☐ unmet: notes.md:1: say pear instead"), "{}", String::from_utf8_lossy(&second.stdout));
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let third = tokio::task::block_in_place(|| finishline(&["sessions", "review", &id, "--request-changes", "--base-url", &url, "--model", "m"], &e.data));
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
+    assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "sent again and met: {out}");
+    // Met now, nothing is open: asking for changes with nothing to say is refused.
+    let empty = tokio::task::block_in_place(|| finishline(&["sessions", "review", &id, "--request-changes", "--base-url", &url, "--model", "m"], &e.data));
+    assert_eq!(empty.status.code(), Some(2), "{}", String::from_utf8_lossy(&empty.stderr));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("say what should change"), "{}", String::from_utf8_lossy(&empty.stderr));
+}
+
 /// A task started with `--verify` keeps its check: "Request changes" later, without repeating
 /// the flag, still runs the command before the work goes back to the person, so a follow-up
 /// that breaks it is sent back instead of coming back "verified done".

@@ -461,7 +461,10 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let comments = comments_on(&events, review);
-        if choice.decision == Decision::RequestChanges && feedback.is_none() && comments.is_empty() {
+        // The comments this review did not show met go on with a request for changes (the person
+        // never let them go), and are enough of one by themselves: sent again, checked again.
+        let carried = crate::judge::criteria::still_open(&judged_on(&events), &checklist_of(&events, review), &comments);
+        if choice.decision == Decision::RequestChanges && feedback.is_none() && comments.is_empty() && carried.is_empty() {
             return Err(Error::InvalidInput("say what should change: the feedback is empty and there are no comments on the diff".into()));
         }
         let wt = current_worktree(&events);
@@ -484,7 +487,6 @@ impl Engine {
                 }];
                 // The comments go with the decision: the next run is judged on each one, and on
                 // each earlier one this review did not show met.
-                let carried = crate::judge::criteria::still_open(&judged_on(&events), &checklist_of(&events, review), &comments);
                 let continuation = (!comments.is_empty() || !carried.is_empty())
                     .then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments, &carried)));
                 if !comments.is_empty() || !carried.is_empty() {
