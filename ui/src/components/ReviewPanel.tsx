@@ -119,9 +119,11 @@ function reveal(el: HTMLElement | null) {
   if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
 }
 
-/** Send says what goes: the words typed, the comments added, or both. */
-function sendLabel(feedback: string, comments: number): string {
+/** Send says what goes: the words typed, the comments added, or both; with neither, the comments
+ * not confirmed met, which go on with any request (the engine's `criteria::still_open`). */
+export function sendLabel(feedback: string, comments: number, unmet = 0): string {
   const counted = `${comments} comment${comments === 1 ? "" : "s"}`;
+  if (comments === 0 && !feedback.trim() && unmet > 0) return unmet === 1 ? "Send the open comment again" : `Send the ${unmet} open comments again`;
   if (comments === 0) return "Send feedback";
   return feedback.trim() ? `Send feedback and ${counted}` : `Send ${counted}`;
 }
@@ -131,6 +133,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   // The person's comments from the last review that the judge could not confirm met.
   const unmet = review.criteria.filter((c) => c.state !== "met").length;
+  const stillOpen = review.remaining.filter((r) => !review.criteria.some((c) => c.text === r));
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -391,24 +394,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <dt>Outcome</dt>
         <dd data-testid="review-end-reason">
           {END_LABEL[review.endReason]}
-          {review.audit.length > 0 && (
-            <>
-              ,{" "}
-              <strong className="audit-note" data-testid="review-outcome-audit">
-                but the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
-              </strong>
-            </>
-          )}
-          {/* Beside the outcome, not only in the checklist far below: the evaluator's "done" is
-           * not the person's comment met. */}
-          {unmet > 0 && (
-            <>
-              {review.audit.length > 0 ? ", and " : ", but "}
-              <strong className="audit-note" data-testid="review-outcome-unmet">
-                {unmet === 1 ? "1 of your comments is" : `${unmet} of your comments are`} not confirmed met (below)
-              </strong>
-            </>
-          )}
+          {/* Why it stuck goes with "Stuck", before what else the review found. */}
           {review.stuck && (
             <span data-testid="review-stuck">
               {" "}
@@ -420,6 +406,26 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
               ) : null}
               )
             </span>
+          )}
+          {review.audit.length > 0 && (
+            <>
+              {/* "But" only against a success: "Stuck, but the audit found…" read as a contrast
+                  that is not there. */}
+              {review.endReason === "verified_done" ? ", but " : ", and "}
+              <strong className="audit-note" data-testid="review-outcome-audit">
+                the audit found {review.audit.length === 1 ? "1 change that weakens" : `${review.audit.length} changes that weaken`} the checks (below)
+              </strong>
+            </>
+          )}
+          {/* Beside the outcome, not only in the checklist far below: the evaluator's "done" is
+           * not the person's comment met. */}
+          {unmet > 0 && (
+            <>
+              {review.audit.length > 0 || review.endReason !== "verified_done" ? ", and " : ", but "}
+              <strong className="audit-note" data-testid="review-outcome-unmet">
+                {unmet === 1 ? "1 of your comments is" : `${unmet} of your comments are`} not confirmed met (below)
+              </strong>
+            </>
           )}
         </dd>
         {plan && (
@@ -463,11 +469,13 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           </span>
         </dd>
       </dl>
-      {review.remaining.length > 0 && (
+      {/* A comment of the person's left open is the evaluator's remaining item word for word: the
+          checklist below shows it with the reason, so it is not listed twice. */}
+      {stillOpen.length > 0 && (
         <>
           <h3>Still open</h3>
-          <ul>
-            {review.remaining.map((r, i) => (
+          <ul data-testid="review-remaining">
+            {stillOpen.map((r, i) => (
               <li key={i}>{r}</li>
             ))}
           </ul>
@@ -692,7 +700,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
               // Enter sends, Shift+Enter is a new line: as in every chat box.
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
-                if ((feedback.trim() || review.comments.length > 0) && !busy && !comparing) sendFeedback();
+                if ((feedback.trim() || review.comments.length > 0 || unmet > 0) && !busy && !comparing) sendFeedback();
               }
             }}
             rows={3}
@@ -783,13 +791,13 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           {asking ? (
             <button
               className="btn"
-              disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0)}
+              disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0 && unmet === 0)}
               onClick={sendFeedback}
               ref={sendButton}
               data-testid="send-feedback"
               title={comparing ? WHILE_COMPARING : undefined}
             >
-              {sendLabel(feedback, review.comments.length)}
+              {sendLabel(feedback, review.comments.length, unmet)}
             </button>
           ) : (
             <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>
@@ -1116,7 +1124,8 @@ function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]
   if (criteria.length === 0) return null;
   return (
     <>
-      <h3>Your comments from the last review</h3>
+      {/* Not "from the last review": one not met goes on from the review it was made in. */}
+      <h3>Your comments on the diff</h3>
       <ul className="criteria" data-testid="review-criteria">
         {criteria.map((c) => (
           <li key={c.id} data-state={c.state} data-testid="criterion">

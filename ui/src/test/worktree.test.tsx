@@ -1876,6 +1876,7 @@ describe("review that talks back", () => {
           { id: "c1", text: "src/a.rs:2: use a named constant", state: "met", evidence: "the evaluator found the work done" },
           { id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" },
         ],
+        remaining: ["src/b.rs:1: add a test", "update the changelog"],
       }),
       () => null,
     );
@@ -1896,8 +1897,13 @@ describe("review that talks back", () => {
     expect(items[0]).toHaveTextContent("✓ met");
     expect(items[1]).toHaveTextContent("✗ not met");
     expect(items[1]).toHaveTextContent("src/b.rs was not changed");
+    expect(screen.getByTestId("review-remaining"), "an open comment is in the checklist, with its reason, not listed twice").not.toHaveTextContent("add a test");
+    expect(screen.getByTestId("review-remaining")).toHaveTextContent("update the changelog");
     // Asking for more changes without repeating it: the comment not met goes with the request.
     await userEvent.setup().click(screen.getByTestId("request-changes"));
     expect(await screen.findByTestId("feedback-carried")).toHaveTextContent("Your comment not confirmed met goes with it, checked again");
+    // Nothing typed, nothing added: that comment alone can be sent again.
+    expect(screen.getByTestId("send-feedback")).toHaveTextContent("Send the open comment again");
+    expect(screen.getByTestId("send-feedback")).toBeEnabled();
   });
 });
