@@ -651,17 +651,13 @@ impl Run {
     /// The review comments this run plainly has not addressed: their files are untouched since
     /// the review. Found without a model; the evaluator judges the rest.
     pub(super) fn open_criteria(&mut self) -> Vec<String> {
-        self.untouched_criteria().into_iter().map(|r| r.text).collect()
-    }
-
-    /// [`Self::open_criteria`] with why each is open.
-    pub(super) fn untouched_criteria(&mut self) -> Vec<crate::judge::criteria::CriterionResult> {
         if self.criteria.is_empty() || !self.judges_whole() {
             return vec![];
         }
         // A comment is addressed by the runs since it was made, even in an attempt.
         let changed: Vec<String> = self.since(Since::Decision).changes().into_iter().map(|c| c.path).collect();
-        crate::judge::criteria::check_without_model(&self.criteria, &changed).into_iter().flatten().collect()
+        let found = crate::judge::criteria::check_without_model(&self.criteria, &changed);
+        found.into_iter().flatten().map(|r| r.text).collect()
     }
 
     /// Files of the merge Finishline started for the agent to resolve that still hold conflict

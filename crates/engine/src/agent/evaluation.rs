@@ -93,7 +93,7 @@ impl Run {
         // anything uses it; the checklist settles on what the evaluator itself said.
         let said = r.outcome.clone();
         let outcome = match question {
-            EvaluationQuestion::Done => crate::judge::criteria::cautious(r.outcome, &input.criteria, &self.untouched_criteria()),
+            EvaluationQuestion::Done => crate::judge::criteria::cautious(r.outcome, &input.criteria),
             EvaluationQuestion::AnnouncedAction => r.outcome,
         };
         // The narrow conversation question is not a verdict on the task: it is shown as what it

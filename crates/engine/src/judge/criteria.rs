@@ -291,26 +291,16 @@ pub fn settle(
 /// every verdict through this, so each use agrees: the continuation, a plan's last step and final
 /// check, the review's remaining list, the stall count. `criteria` as the evaluator was shown
 /// them; an answer for no comment shown counts for nothing, and of two answers for one the
-/// cautious holds. `untouched`: what [`check_without_model`] found unmet, open whatever the
-/// evaluator answered (the checklist shows them so, and the summary counts as it does).
-pub fn cautious(
-    mut outcome: crate::judge::completion::EvaluationOutcome,
-    criteria: &[String],
-    untouched: &[CriterionResult],
-) -> crate::judge::completion::EvaluationOutcome {
+/// cautious holds.
+pub fn cautious(mut outcome: crate::judge::completion::EvaluationOutcome, criteria: &[String]) -> crate::judge::completion::EvaluationOutcome {
     if outcome.verdict != crate::domain::Verdict::Done {
         return outcome;
     }
     let open: Vec<(String, String)> = criteria
         .iter()
+        .take(SHOWN)
         .enumerate()
-        .filter_map(|(i, c)| {
-            if let Some(u) = untouched.iter().find(|u| u.text == *c) {
-                return Some((c.clone(), u.evidence.clone()));
-            }
-            let said = outcome.comments.iter().find(|a| i < SHOWN && a.n == i + 1 && !a.addressed);
-            said.map(|a| (c.clone(), a.evidence.trim().to_string()))
-        })
+        .filter_map(|(i, c)| outcome.comments.iter().find(|a| a.n == i + 1 && !a.addressed).map(|a| (c.clone(), a.evidence.trim().to_string())))
         .collect();
     if open.is_empty() {
         return outcome;
@@ -364,43 +354,27 @@ mod tests {
     #[test]
     fn done_with_a_comment_answered_not_addressed_is_read_as_not_done_naming_it_and_why() {
         let criteria = vec!["src/a.rs:3: rename x".to_string(), "src/b.rs:9: keep the log line".to_string()];
-        let read = cautious(done_answering(vec![answer(1, true, "renamed"), answer(2, false, "the log line was deleted")]), &criteria, &[]);
+        let read = cautious(done_answering(vec![answer(1, true, "renamed"), answer(2, false, "the log line was deleted")]), &criteria);
         assert_eq!(read.verdict, crate::domain::Verdict::NotDone);
         assert_eq!(read.remaining, vec!["src/b.rs:9: keep the log line".to_string()], "only the open one remains");
         assert!(read.continuation_prompt.contains("src/b.rs:9: keep the log line: the log line was deleted"), "{}", read.continuation_prompt);
         assert!(!read.continuation_prompt.contains("rename x"));
         assert_eq!(read.summary, "1 of your review comments not addressed (the evaluator called the rest done: all done).", "not shown as done");
         // Two answers for one comment: the cautious one holds.
-        let read = cautious(done_answering(vec![answer(1, true, ""), answer(1, false, "still x")]), &criteria[..1], &[]);
+        let read = cautious(done_answering(vec![answer(1, true, ""), answer(1, false, "still x")]), &criteria[..1]);
         assert_eq!(read.verdict, crate::domain::Verdict::NotDone);
-    }
-
-    #[test]
-    fn done_with_a_comment_whose_file_the_run_never_touched_is_not_done_and_counts_it() {
-        let criteria = vec!["src/a.rs:3: rename x".to_string(), "src/b.rs:9: keep the log line".to_string()];
-        let untouched = check_without_model(&[comment("src/a.rs", "rename x")], &[]).into_iter().flatten().map(|mut r| {
-            r.text = criteria[0].clone();
-            r
-        });
-        let untouched: Vec<CriterionResult> = untouched.collect();
-        let read = cautious(done_answering(vec![answer(1, true, "renamed"), answer(2, false, "the log line was deleted")]), &criteria, &untouched);
-        assert_eq!(
-            read.summary, "2 of your review comments not addressed (the evaluator called the rest done: all done).",
-            "as many as the checklist shows not met"
-        );
-        assert!(read.continuation_prompt.contains("src/a.rs:3: rename x: src/a.rs was not changed since the comment"), "{}", read.continuation_prompt);
     }
 
     #[test]
     fn answers_for_no_comment_shown_or_all_addressed_leave_done_done() {
         let criteria = vec!["src/a.rs:3: rename x".to_string()];
-        let read = cautious(done_answering(vec![answer(1, true, ""), answer(0, false, "?"), answer(2, false, "?")]), &criteria, &[]);
+        let read = cautious(done_answering(vec![answer(1, true, ""), answer(0, false, "?"), answer(2, false, "?")]), &criteria);
         assert_eq!(read, done_answering(vec![answer(1, true, ""), answer(0, false, "?"), answer(2, false, "?")]));
         let many: Vec<String> = (0..SHOWN + 5).map(|i| format!("f.rs:{i}: c")).collect();
-        let read = cautious(done_answering(vec![answer(SHOWN + 1, false, "never shown")]), &many, &[]);
+        let read = cautious(done_answering(vec![answer(SHOWN + 1, false, "never shown")]), &many);
         assert_eq!(read.verdict, crate::domain::Verdict::Done, "a comment past those shown was never asked about");
         let not_done = crate::judge::completion::EvaluationOutcome { verdict: crate::domain::Verdict::NotDone, ..done_answering(vec![answer(1, false, "x")]) };
-        assert_eq!(cautious(not_done.clone(), &criteria, &[]), not_done, "a verdict of not done keeps its own words");
+        assert_eq!(cautious(not_done.clone(), &criteria), not_done, "a verdict of not done keeps its own words");
     }
 
     #[test]
