@@ -106,14 +106,19 @@ fn typed(arg: &str) -> String {
     format!("{}…", arg.chars().take(SHOWN).collect::<String>())
 }
 
-/// The comments of the round a review closes that its checklist does not show met, carried into
-/// the next: the person never said they were fine, so a Request changes that does not repeat
-/// them still asks for them. `set`: the comments the round was judged on; `checked`: the
-/// review's checklist; `new`: the comments sent now (the same words on the same lines are not
+/// The comments of the round a review closes that its checklist shows not met, carried into the
+/// next: the person never said they were fine, so a Request changes that does not repeat them
+/// still asks for them. One nobody could check ("not verifiable") is the person's to look at,
+/// not carried: the agent may have done it already, and the next round's check of untouched
+/// files would call it open again for a file it rightly leaves alone. `set`: the comments the
+/// round was judged on; `checked`: the review's checklist, paired with `set` by position (as
+/// [`settle`] makes it); `new`: the comments sent now (the same words on the same lines are not
 /// asked twice).
 pub fn still_open(set: &[Comment], checked: &[CriterionResult], new: &[Comment]) -> Vec<Comment> {
     set.iter()
-        .filter(|c| checked.iter().any(|r| r.id == c.id && r.state != CriterionState::Met))
+        .zip(checked)
+        .filter(|(c, r)| r.id == c.id && r.state == CriterionState::Unmet)
+        .map(|(c, _)| c)
         .filter(|c| !new.iter().any(|n| n.criterion() == c.criterion()))
         .cloned()
         .collect()
@@ -132,7 +137,7 @@ pub fn continuation(comments: &[Comment], carried: &[Comment]) -> String {
             text.push('\n');
         }
         text.push_str(
-            "Still open from your earlier review: the check did not find these comments of the person's addressed. Address each; they are checked again.\n",
+            "Still open from your earlier review: the check did not find these comments of the person's addressed. Address each; they are checked again. Their lines and quoted code are as they were at that review: read the file as it is now.\n",
         );
         listed(&mut text, carried, comments.len());
     }
@@ -455,10 +460,12 @@ mod tests {
         let result = |id: &str, state| CriterionResult { id: id.into(), text: String::new(), state, evidence: String::new() };
         let checked = [result("a", CriterionState::Met), result("b", CriterionState::Unmet), result("c", CriterionState::Unverifiable)];
         let set = [a.clone(), b.clone(), c.clone()];
-        assert_eq!(still_open(&set, &checked, &[]), vec![b.clone(), c.clone()], "met is done; unmet and unchecked are still asked");
+        assert_eq!(still_open(&set, &checked, &[]), vec![b.clone()], "met is done, one nobody could check is the person's; unmet is still asked");
         let mut again = b.clone();
         again.id = "new".into();
-        assert_eq!(still_open(&set, &checked, &[again.clone()]), vec![c.clone()], "the same words on the same lines are not asked twice");
+        assert_eq!(still_open(&set, &checked, &[again.clone()]), vec![] as Vec<Comment>, "the same words on the same lines are not asked twice");
+        let c_unmet = [result("a", CriterionState::Met), result("b", CriterionState::Met), result("c", CriterionState::Unmet)];
+        assert_eq!(still_open(&set, &c_unmet, &[]), vec![c.clone()]);
         assert_eq!(still_open(&set, &[], &[]), vec![], "a round with no checklist carries nothing");
         let text = continuation(&[again], &[c]);
         assert!(text.contains("1. src/b.rs:3-4") && text.contains("Still open from your earlier review") && text.contains("\n2. src/c.rs:3-4"), "{text}");
