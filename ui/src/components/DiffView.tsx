@@ -62,6 +62,14 @@ const OPEN_UP_TO = 6;
 /** Hunks past this many lines of a file are rendered on request. */
 const LINES_AT_ONCE = 1500;
 
+/** The diff that answers j/k and n/p pressed outside any diff: the waiting review's (an earlier
+ * round's, opened in the timeline above it, comes first in the page), else the first on screen;
+ * never one folded out of sight. */
+function answeringDiff(): Element | null {
+  const shown = [...document.querySelectorAll(".diff-view")].filter((d) => !d.closest(".review-dock.folded, details:not([open])"));
+  return shown.find((d) => d.closest(".review-dock")) ?? shown[0] ?? null;
+}
+
 /** What the diff's keys read of a key press: React's event, or the window's when the focus is nowhere. */
 type KeyLike = Pick<KeyboardEvent, "key" | "target" | "ctrlKey" | "metaKey" | "altKey" | "preventDefault">;
 
@@ -113,7 +121,9 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const inADiff = e.target instanceof Element && e.target.closest(".diff-view") !== null;
-      if (inADiff || isTextField(e.target) || e.defaultPrevented || dialogAsks() || document.querySelector(".diff-view") !== root.current) return;
+      // A question on screen (modal or not, as the revert's) keeps the keys, as Esc's handling does.
+      const asking = dialogAsks() || document.querySelector('[role="alertdialog"], [role="dialog"]:not(.link-confirm)') !== null;
+      if (inADiff || isTextField(e.target) || e.defaultPrevented || asking || answeringDiff() !== root.current) return;
       keys.current(e);
     };
     window.addEventListener("keydown", onKey);

@@ -120,10 +120,10 @@ function reveal(el: HTMLElement | null) {
 }
 
 /** Send says what goes: the words typed, the comments added, or both; with neither, the comments
- * not confirmed met, which go on with any request (the engine's `criteria::still_open`). */
-export function sendLabel(feedback: string, comments: number, unmet = 0): string {
+ * found not met, which go on with any request (the engine's `criteria::still_open`). */
+export function sendLabel(feedback: string, comments: number, carried = 0): string {
   const counted = `${comments} comment${comments === 1 ? "" : "s"}`;
-  if (comments === 0 && !feedback.trim() && unmet > 0) return unmet === 1 ? "Send the open comment again" : `Send the ${unmet} open comments again`;
+  if (comments === 0 && !feedback.trim() && carried > 0) return carried === 1 ? "Send the open comment again" : `Send the ${carried} open comments again`;
   if (comments === 0) return "Send feedback";
   return feedback.trim() ? `Send feedback and ${counted}` : `Send ${counted}`;
 }
@@ -134,6 +134,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // The person's comments from the last review that the judge could not confirm met.
   const unmet = review.criteria.filter((c) => c.state !== "met").length;
   const stillOpen = review.remaining.filter((r) => !review.criteria.some((c) => c.text === r));
+  // Those found not met go on with a request for changes (the engine's `criteria::still_open`);
+  // one nobody could check is the person's to look at.
+  const carried = review.criteria.filter((c) => c.state === "unmet").length;
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -700,7 +703,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
               // Enter sends, Shift+Enter is a new line: as in every chat box.
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
-                if ((feedback.trim() || review.comments.length > 0 || unmet > 0) && !busy && !comparing) sendFeedback();
+                // Not with the box empty: an Enter out of habit must not start a run (the button
+                // sends the open comments alone).
+                if ((feedback.trim() || review.comments.length > 0) && !busy && !comparing) sendFeedback();
               }
             }}
             rows={3}
@@ -710,9 +715,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         </label>
         <span className="muted hint" id="feedback-hint">
           {/* The engine carries them on (criteria::still_open): said, so none goes unseen. */}
-          {unmet > 0 && (
+          {carried > 0 && (
             <span data-testid="feedback-carried">
-              {unmet === 1 ? "Your comment not confirmed met goes with it, checked again" : `Your ${unmet} comments not confirmed met go with it, checked again`} ·{" "}
+              {carried === 1 ? "Your comment not met goes with it, checked again" : `Your ${carried} comments not met go with it, checked again`} ·{" "}
             </span>
           )}
           Enter sends · Shift+Enter for a new line ·{" "}
@@ -791,13 +796,13 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           {asking ? (
             <button
               className="btn"
-              disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0 && unmet === 0)}
+              disabled={busy || comparing || (!feedback.trim() && review.comments.length === 0 && carried === 0)}
               onClick={sendFeedback}
               ref={sendButton}
               data-testid="send-feedback"
               title={comparing ? WHILE_COMPARING : undefined}
             >
-              {sendLabel(feedback, review.comments.length, unmet)}
+              {sendLabel(feedback, review.comments.length, carried)}
             </button>
           ) : (
             <button className="btn" disabled={busy || comparing} onClick={() => setAsking(true)} ref={requestChangesButton} data-testid="request-changes" title={comparing ? WHILE_COMPARING : undefined}>

@@ -1578,6 +1578,30 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
+  it("from outside any diff, j goes to the waiting review's diff, not an earlier round's above it nor one folded away", async () => {
+    spyOnScrollIntoView();
+    const other = diff.replaceAll("src/a.rs", "src/b.rs");
+    const view = render(
+      <main tabIndex={-1} data-testid="main">
+        <DiffView files={[{ path: "src/a.rs", kind: "modified", diff }]} reviewId="r0" comments={[]} editable={false} />
+        <div className="review-dock" data-testid="dock">
+          <DiffView files={[{ path: "src/b.rs", kind: "modified", diff: other }]} reviewId="r1" comments={[]} editable />
+        </div>
+      </main>,
+    );
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    const user = userEvent.setup();
+    const heads = view.container.querySelectorAll(".diff-file-head");
+    screen.getByTestId("main").focus();
+    await user.keyboard("j");
+    expect(heads[1], "the review's diff answers").toHaveFocus();
+    screen.getByTestId("dock").classList.add("folded");
+    screen.getByTestId("main").focus();
+    await user.keyboard("j");
+    expect(heads[0], "folded away, the review's diff does not take the keys").toHaveFocus();
+    view.unmount();
+  });
+
   it("what j/k and n/p move to is brought into view clear of the sticky file head: a file from its start, a change by its row", async () => {
     const into = spyOnScrollIntoView();
     const other = diff.replaceAll("src/a.rs", "src/b.rs");
@@ -1901,7 +1925,7 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("review-remaining")).toHaveTextContent("update the changelog");
     // Asking for more changes without repeating it: the comment not met goes with the request.
     await userEvent.setup().click(screen.getByTestId("request-changes"));
-    expect(await screen.findByTestId("feedback-carried")).toHaveTextContent("Your comment not confirmed met goes with it, checked again");
+    expect(await screen.findByTestId("feedback-carried")).toHaveTextContent("Your comment not met goes with it, checked again");
     // Nothing typed, nothing added: that comment alone can be sent again.
     expect(screen.getByTestId("send-feedback")).toHaveTextContent("Send the open comment again");
     expect(screen.getByTestId("send-feedback")).toBeEnabled();
