@@ -845,13 +845,14 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId, view:
             return Reviewed::Decided(Decision::Reject, None);
         } else if a.starts_with('c') {
             // The engine carries them on (criteria::still_open); said before the question, as the window does.
-            let unmet = asked_review(&store.events(sid, 0).unwrap_or_default(), review).unmet().len();
+            // Those found not met (one nobody could check is the person's to look at).
+            let unmet = asked_review(&store.events(sid, 0).unwrap_or_default(), review)
+                .criteria
+                .iter()
+                .filter(|c| c.state == finishline_engine::judge::criteria::CriterionState::Unmet)
+                .count();
             if unmet > 0 {
-                let (them, go) = if unmet == 1 {
-                    ("Your comment not confirmed met".to_string(), "goes")
-                } else {
-                    (format!("Your {unmet} comments not confirmed met"), "go")
-                };
+                let (them, go) = if unmet == 1 { ("Your comment not met".to_string(), "goes") } else { (format!("Your {unmet} comments not met"), "go") };
                 let alone = if unmet == 1 { "it" } else { "them" };
                 crate::output::say(&format!("{them} {go} with it, checked again (Enter alone sends only {alone}).\n"));
             }
@@ -1116,7 +1117,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
                 }
             }
             (None, Some(b), _) => errln!("The task's changes are in your working tree (on {b}), not committed."),
-            (_, _, Some(k)) => errln!("Kept the task's branch {k} for later; its worktree is removed (`git switch {k}` picks it up)."),
+            (_, _, Some(k)) => errln!("Kept the task's branch {k} for later; its worktree is removed (`git merge {k}` on the branch you want it on takes it)."),
             _ => {}
         },
         Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => errln!(
@@ -1128,7 +1129,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         // Said, so a decision never passes without a word.
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => errln!("Rejected."),
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
-        Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent with your feedback."),
+        Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent."),
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
@@ -1414,7 +1415,7 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         }
         if !criteria.is_empty() {
             let lines: Vec<String> = criteria.iter().map(crate::view::criterion_line).collect();
-            crate::output::human(&format!("\nYour comments from the last review:\n{}\n", lines.join("\n")));
+            crate::output::human(&format!("\nYour comments on the diff:\n{}\n", lines.join("\n")));
         }
     }
     // The agent resolves a landing that stopped for it, since this review was asked for.

@@ -521,7 +521,7 @@ fn landed_line(commit: Option<&str>, target_branch: Option<&str>, branch_kept: O
         // Nothing was left to land (the branch held it all): not "in your working tree".
         (None, Some(b), None) if files == 0 => format!("  ✓ nothing to land: {b} already holds it"),
         (None, Some(b), _) => format!("  ✓ the changes are in your working tree on {b}, not committed ({files} file(s))"),
-        (_, _, Some(k)) => format!("  ✓ kept the branch {k} for later: `git switch {k}` picks it up"),
+        (_, _, Some(k)) => format!("  ✓ kept the branch {k} for later: `git merge {k}` on the branch you want it on takes it"),
         _ => "  ✓ nothing to land".to_string(),
     }
 }
@@ -710,6 +710,11 @@ mod tests {
         assert_eq!(landed_line(None, Some("main"), None, 0), "  ✓ nothing to land: main already holds it");
         assert_eq!(landed_line(None, Some("main"), None, 2), "  ✓ the changes are in your working tree on main, not committed (2 file(s))");
         assert_eq!(landed_line(Some("0123456789abcdef"), Some("main"), None, 1), "  ✓ landed on main as 0123456789 (1 file(s))");
+        assert_eq!(
+            landed_line(None, None, Some("finishline/1-a"), 0),
+            "  ✓ kept the branch finishline/1-a for later: `git merge finishline/1-a` on the branch you want it on takes it",
+            "told once at the terminal, the kept branch says how to take it, in the window's words"
+        );
     }
 
     #[test]

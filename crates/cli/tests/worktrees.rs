@@ -3828,7 +3828,7 @@ async fn a_request_for_changes_at_the_terminal_is_told_before_the_run_it_starts(
     reading.join().unwrap();
     let said = shown.lock().unwrap().clone();
     let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
-    assert!(at("Sent back to the agent with your feedback.") < at("── run (feedback) ──"), "{said}");
+    assert!(at("Sent back to the agent.") < at("── run (feedback) ──"), "{said}");
 }
 
 /// Ctrl+C (SIGINT) at the review prompt stops the terminal at once and leaves the review open,
