@@ -221,22 +221,23 @@ async fn a_comment_left_open_twice_is_stuck_and_the_checklist_quotes_only_the_ev
     );
 }
 
-/// A comment the judge did not find met is still the person's: a later Request changes with
-/// only words (no comment repeated) carries it on, as a criterion judged again and in the
-/// agent's continuation, instead of dropping it from the checklist unsaid.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats_nothing() {
+/// "create notes.md with fruits", commented "say pear instead", which the agent leaves open twice:
+/// the session waiting at that review, with its checklist showing the comment not met. Then the
+/// agent answers `again` (a message that holds it: `(words, what it says)`) by writing pear, which
+/// the evaluator finds met. The server, the folder, its URL and the session's id.
+async fn pear_left_open(again: (&str, &str)) -> (FakeServer, Env, String, String) {
     let verdict = |addressed: bool, evidence: &str| {
         json!({"done": true, "summary": "notes.md lists the fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
             "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]})
         .to_string()
     };
+    let (asked, said) = again;
     let server = fake(json!([
-        {"when": {"kind": "evaluator", "any_message_contains": "add a fig"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
+        {"when": {"kind": "evaluator", "any_message_contains": said}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
         {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
         {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
         {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
-        {"when": {"kind": "agent", "any_message_contains": "add a fig"}, "reply": {"text": "Adding a fig, and pear.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n- fig\n"}}]}},
+        {"when": {"kind": "agent", "any_message_contains": asked}, "reply": {"text": said, "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
         {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
         {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
         {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
@@ -248,6 +249,15 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
     let out = String::from_utf8_lossy(&second.stdout);
     assert!(out.contains("☐ unmet: notes.md:1: say pear instead"), "the comment is left open: {out}");
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    (server, e, url, id)
+}
+
+/// A comment the judge did not find met is still the person's: a later Request changes with
+/// only words (no comment repeated) carries it on, as a criterion judged again and in the
+/// agent's continuation, instead of dropping it from the checklist unsaid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats_nothing() {
+    let (server, e, url, id) = pear_left_open(("add a fig", "Adding a fig, and pear.")).await;
     let third = tokio::task::block_in_place(|| {
         finishline(&["sessions", "review", &id, "--request-changes", "also add a fig", "--base-url", &url, "--model", "m"], &e.data)
     });
@@ -273,27 +283,7 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
 /// again, as the window's "Send the open comment again" does; with none open it is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_for_changes_with_nothing_new_sends_the_open_comments_again() {
-    let verdict = |addressed: bool, evidence: &str| {
-        json!({"done": true, "summary": "notes.md lists the fruits", "remaining": [], "continuation_prompt": "", "is_stuck": false, "stuck_reason": "",
-            "comments": [{"n": 1, "addressed": addressed, "evidence": evidence}]})
-        .to_string()
-    };
-    let server = fake(json!([
-        {"when": {"kind": "evaluator", "any_message_contains": "Now pear, as asked again"}, "reply": {"text": verdict(true, "notes.md line 1 now reads pear")}},
-        {"when": {"kind": "evaluator", "last_message_contains": "say pear instead"}, "reply": {"text": verdict(false, "line 1 still says apple")}},
-        {"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}},
-        {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is updated."}},
-        {"when": {"kind": "agent", "last_message_contains": "Still open from your earlier review"}, "reply": {"text": "Now pear, as asked again.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- pear\n- banana\n- cherry\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "say pear instead"}, "reply": {"text": "Adding a fruit.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n- cherry\n"}}]}},
-        {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md lists the fruits."}},
-        {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- apple\n- banana\n"}}]}}
-    ]))
-    .await;
-    let e = env();
-    let url = server.base_url(Protocol::Openai);
-    let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
-    assert!(String::from_utf8_lossy(&second.stdout).contains("☐ unmet: notes.md:1: say pear instead"), "{}", String::from_utf8_lossy(&second.stdout));
-    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let (_server, e, url, id) = pear_left_open(("Still open from your earlier review", "Now pear, as asked again.")).await;
     let third = tokio::task::block_in_place(|| finishline(&["sessions", "review", &id, "--request-changes", "--base-url", &url, "--model", "m"], &e.data));
     let out = String::from_utf8_lossy(&third.stdout);
     assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
