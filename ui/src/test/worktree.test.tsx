@@ -1511,8 +1511,8 @@ describe("review that talks back", () => {
     expect(await screen.findByTestId("comment-box"), "the line clicked, not the hunk's first").toHaveTextContent("Comment on line 3");
   });
 
-  it("each file is one Tab stop (its toggle), and j/k, n/p still move between files and changes", async () => {
-    spyOnScrollIntoView();
+  /** The diff of src/a.rs and src/b.rs, rendered with its changes' @@ lines. */
+  async function twoFiles(editable: boolean) {
     const other = diff.replaceAll("src/a.rs", "src/b.rs");
     const view = render(
       <DiffView
@@ -1522,10 +1522,16 @@ describe("review that talks back", () => {
         ]}
         reviewId="r1"
         comments={[]}
-        editable={false}
+        editable={editable}
       />,
     );
     await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    return view;
+  }
+
+  it("each file is one Tab stop (its toggle), and j/k, n/p still move between files and changes", async () => {
+    spyOnScrollIntoView();
+    const view = await twoFiles(false);
     const user = userEvent.setup();
     const [firstToggle, secondToggle] = screen.getAllByTestId("file-toggle");
     firstToggle.focus();
@@ -1604,19 +1610,7 @@ describe("review that talks back", () => {
 
   it("what j/k and n/p move to is brought into view clear of the sticky file head: a file from its start, a change by its row", async () => {
     const into = spyOnScrollIntoView();
-    const other = diff.replaceAll("src/a.rs", "src/b.rs");
-    const view = render(
-      <DiffView
-        files={[
-          { path: "src/a.rs", kind: "modified", diff },
-          { path: "src/b.rs", kind: "modified", diff: other },
-        ]}
-        reviewId="r1"
-        comments={[]}
-        editable
-      />,
-    );
-    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(2));
+    const view = await twoFiles(true);
     const user = userEvent.setup();
     view.container.querySelectorAll<HTMLElement>(".diff-file-head")[1].focus();
     into.mockClear();
