@@ -4042,7 +4042,7 @@ async fn a_landing_says_which_of_the_persons_hooks_and_signing_it_did_not_apply(
 /// Approved at a terminal, blocked from landing by the person's uncommitted edit: the terminal
 /// offers its ways out (keep the branch, leave the review open). Decided meanwhile from another
 /// terminal or the window, it stops asking and ends as that decision did, instead of waiting for
-/// a key that would land on a decided review.
+/// a key that would land on a decided review. Why it did not land is told once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_decided_elsewhere() {
     let (_s, dir, cli) = server(vec![writes("README.md", "the task's readme\n", 0)]).await;
@@ -4056,6 +4056,8 @@ async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_
     keys.write_all(b"a\n").unwrap();
     let ways = tokio::task::block_in_place(|| until_seen(&seen, 60, |s| s.contains("[k]eep the task's branch")));
     assert!(ways, "the landing is blocked by the person's edit, and the ways out are asked: {}", seen.lock().unwrap());
+    let told = seen.lock().unwrap().to_lowercase().matches("not landed").count();
+    assert_eq!(told, 1, "why it did not land is told once: {}", seen.lock().unwrap());
     let id = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).split_whitespace().next().unwrap().to_string();
     let rejected = cli.review(&id, &["--reject"]);
     assert_eq!(rejected.status.code(), Some(3), "rejected from another terminal: {}", String::from_utf8_lossy(&rejected.stderr));

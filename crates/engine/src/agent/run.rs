@@ -223,7 +223,7 @@ impl Run {
             w = super::worker::for_session(&engine, &summary, &events) => Some(w?),
             () = cancel.cancelled() => None,
         };
-        let criteria = criteria_since_decision(&events);
+        let criteria = super::decision::judged_on(&events);
         // The provider the session started with is still the one set up: what it recorded may be asked of it.
         let same_provider = crate::provider::settings::current_name(&summary.provider) == engine.config.agent.provider_name;
         let agent_model = if same_provider && !summary.model.is_empty() { summary.model.clone() } else { engine.config.agent.model.clone() };
@@ -811,16 +811,6 @@ impl Run {
 /// The events that start a plan's step `index` before anything changed (the first step).
 pub(super) fn plan_step_start(task: &str, state: &crate::plan::state::PlanState, index: usize) -> Vec<EngineEvent> {
     super::plan_run::step_start(task, state, index, &[])
-}
-
-/// The comments sent back with the last Request changes (none after any other decision).
-fn criteria_since_decision(events: &[crate::event::Envelope]) -> Vec<crate::judge::criteria::Comment> {
-    let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
-    events[from..]
-        .iter()
-        .rev()
-        .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None })
-        .unwrap_or_default()
 }
 
 /// Who judges a session's runs: the evaluator set, else, for an attempt, the model that judged

@@ -206,6 +206,13 @@ pub struct CriterionResult {
     pub evidence: String,
 }
 
+/// A review's remaining items that are not one of its comments: a comment left open is on the
+/// checklist with the judge's evidence, and listed again as "remaining" it read as a second thing
+/// left to do.
+pub fn beyond_checklist<'a>(remaining: &'a [String], checklist: &[CriterionResult]) -> Vec<&'a String> {
+    remaining.iter().filter(|r| !checklist.iter().any(|c| c.text == **r)).collect()
+}
+
 /// How many comments the evaluator is shown (and may answer for), in order; those after are
 /// unverifiable.
 pub const SHOWN: usize = 50;
@@ -471,6 +478,14 @@ mod tests {
         assert!(text.contains("1. src/b.rs:3-4") && text.contains("Still open from your earlier review") && text.contains("\n2. src/c.rs:3-4"), "{text}");
         let only = continuation(&[], &[b]);
         assert!(only.starts_with("Still open from your earlier review") && only.contains("1. src/b.rs:3-4"), "{only}");
+    }
+
+    #[test]
+    fn a_comment_left_open_is_not_listed_again_among_what_remains() {
+        let open = CriterionResult { id: "a".into(), text: "notes.md:1: say pear".into(), state: CriterionState::Unmet, evidence: String::new() };
+        let remaining = ["notes.md:1: say pear".to_string(), "add a test".to_string()];
+        assert_eq!(beyond_checklist(&remaining, &[open]), vec![&remaining[1]]);
+        assert_eq!(beyond_checklist(&remaining, &[]).len(), 2, "without a checklist everything left is listed");
     }
 
     #[test]
