@@ -252,6 +252,9 @@ pub struct ReviewInput {
     /// How an approved task in a worktree lands (the settings' choice when absent).
     #[serde(default)]
     landing: Option<LandingMode>,
+    /// Request changes: the comments the review found not met that the person lets go (ids).
+    #[serde(default)]
+    let_go: Vec<String>,
 }
 
 /// The decision, off the async workers: landing may rebase and run the verification commands.
@@ -270,6 +273,7 @@ pub async fn submit_review(app: AppHandle, state: State<'_, AppState>, input: Re
         revert: input.revert,
         overwrite,
         landing: input.landing,
+        let_go: input.let_go,
         ..ReviewChoice::new(input.decision, DecidedBy::Person)
     };
     let review = input.review_id;

@@ -70,6 +70,40 @@ test("comments on two lines go back as a continuation and come back as a checkli
   await shot(win.app, "comments-checklist");
 });
 
+test("a comment found not met can be let go: the request goes without it, and the record says so", async () => {
+  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  await typeInto(win.app, await testid("workspace-path"), ws);
+  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
+  await typeInto(win.app, await testid("task-input"), "write kiwi.md with a fruit");
+  await clickAway(await testid("run"));
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
+  await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
+  await commentOn(1, "say lime instead", 1);
+  await clickAway(await testid("request-changes"));
+  await clickAway(await testid("send-feedback"));
+  // The agent leaves line 1 as it was: the next review finds the comment not met.
+  const open = await win.app.$('[data-testid="criterion"][data-state="unmet"]');
+  await open.waitForExist({ timeout: 60_000, timeoutMsg: "the next review never showed the comment not met" });
+  await clickAway(await open.$('[data-testid="criterion-let-go"]'));
+  assert.match(await open.getText(), /let go: not sent with your request/);
+  await clickAway(await testid("request-changes"));
+  assert.equal(await (await win.app.$('[data-testid="feedback-carried"]')).isExisting(), false, "nothing says it goes with the request");
+  assert.match(await (await testid("feedback-let-go")).getText(), /Your comment let go is not sent/);
+  await typeInto(win.app, await testid("feedback-input"), "add a fig");
+  await shot(win.app, "comments-let-go");
+  await clickAway(await testid("send-feedback"));
+  const record = await win.app.$('[data-testid="let-go-record"]');
+  await record.waitForExist({ timeout: 20_000, timeoutMsg: "the decision's record never said what was let go" });
+  assert.match(await record.getText(), /Let go, not asked again: kiwi\.md:1: say lime instead/);
+  await win.app.waitUntil(async () => (await (await testid("review-end-reason")).getText().catch(() => "")).includes("Verified done") && (await win.app.$$('[data-testid="let-go-record"]')).length === 1, {
+    timeout: 30_000,
+    timeoutMsg: "the round with the fig never came back for review",
+  });
+  assert.equal((await win.app.$$('[data-testid="criterion"]')).length, 0, "the comment let go is not judged again");
+});
+
 test("a long path in a narrow window wraps beside its badge and keeps Viewed on one line", async () => {
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
   await clickAway(await testid("nav-new"));

@@ -451,6 +451,7 @@ export type EngineEvent =
   | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; verdict_on_step?: string; stuck?: Stuck; not_covered?: string[]; unrecorded?: boolean; not_landed?: string[]; in_submodules?: string[]; audit?: AuditFinding[]; auto_approve?: AutoApproval | null; criteria?: CriterionResult[] }
   | { type: "review_comment"; review_id: string; comment: ReviewComment }
   | { type: "review_comment_removed"; review_id: string; comment_id: string }
+  | { type: "comments_let_go"; review_id: string; comments: string[] }
   | { type: "criteria_set"; criteria: ReviewComment[] }
   | { type: "criteria_checked"; results: CriterionResult[] }
   | { type: "audit_dismissed"; rule: AuditRule; path: string; excerpt?: string }
@@ -890,7 +891,8 @@ export const ipc = {
   runPlan: (sessionId: string, steps: PlanStep[] | null) => call<void>("run_plan", { sessionId, steps }),
   respondPermission: (requestId: string, decision: PermissionDecision) => call<void>("respond_permission", { requestId, decision }),
   answerQuestion: (requestId: string, answer: string | null) => call<void>("answer_question", { requestId, answer }),
-  submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean; overwrite?: string[]; landing?: LandingMode }) =>
+  /** `let_go`: with Request changes, the ids of comments found not met that are not sent again. */
+  submitReview: (input: { review_id: string; decision: Decision; feedback?: string; revert?: boolean; force?: boolean; overwrite?: string[]; landing?: LandingMode; let_go?: string[] }) =>
     call<ReviewOutcome>("submit_review", { input }),
   /** Undoes, later, what a task rejected in place without a revert changed. */
   /** Undoes a rejected task's changes; `overwrite` is the answer to the files changed since (none: not asked yet). */

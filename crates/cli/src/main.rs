@@ -75,7 +75,7 @@ enum StatsCommand {
 }
 
 /// What decides a review (or goes with a decision): a dismissal is made apart from them.
-const DECIDING: [&str; 7] = ["approve", "reject", "request_changes", "resolve", "revert", "comments", "copy_ignored"];
+const DECIDING: [&str; 8] = ["approve", "reject", "request_changes", "resolve", "revert", "comments", "copy_ignored", "let_go"];
 
 #[derive(Subcommand)]
 enum SessionsCommand {
@@ -180,7 +180,8 @@ enum SessionsCommand {
         /// are named; --force-revert overwrites them too.
         #[arg(long, requires = "reject")]
         revert: bool,
-        /// Send it back: what should change (optional when --comment says it).
+        /// Send it back: what should change (optional when --comment says it). Your comments
+        /// the review found not met go with it, checked again: alone, they are enough.
         #[arg(long, value_name = "FEEDBACK", num_args = 0..=1, default_missing_value = "")]
         request_changes: Option<String>,
         /// A comment on lines of the diff, sent with --request-changes and checked on the next
@@ -188,6 +189,10 @@ enum SessionsCommand {
         /// file as it was) `FILE:-LINE=TEXT` (repeatable).
         #[arg(long = "comment", value_name = "FILE:LINE=TEXT")]
         comments: Vec<String>,
+        /// With --request-changes: let go of your comment at FILE:LINE (or FILE:FIRST-LAST) that
+        /// the review found not met; it is not sent again nor checked again (repeatable).
+        #[arg(long = "let-go", value_name = "FILE:LINE", requires = "request_changes", conflicts_with = "resolve")]
+        let_go: Vec<String>,
         /// Copy into your checkout, before deciding, a file or folder the task wrote that
         /// .gitignore hides (the review names them: they never land); nothing of yours is
         /// overwritten (repeatable).
@@ -548,12 +553,12 @@ fn main() -> ExitCode {
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }
                 },
-                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, copy_ignored, dismiss, restore, opts } => {
+                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, let_go, copy_ignored, dismiss, restore, opts } => {
                     match sessions::known(&id, &opts.common) {
                         Err(code) => code,
                         Ok(id) => {
                             let opts = config::for_session(opts, &id);
-                            let v = run::Verdict { approve, reject, resolve, revert, request_changes, comments, copy_ignored, dismiss, restore };
+                            let v = run::Verdict { approve, reject, resolve, revert, request_changes, comments, let_go, copy_ignored, dismiss, restore };
                             run::review(id, v, opts).await
                         }
                     }

@@ -844,17 +844,11 @@ async fn prompt_review(store: &Store, sid: &SessionId, review: &RequestId, view:
         } else if a.starts_with('r') {
             return Reviewed::Decided(Decision::Reject, None);
         } else if a.starts_with('c') {
-            // The engine carries them on (criteria::still_open); said before the question, as the window does.
-            // Those found not met (one nobody could check is the person's to look at).
-            let unmet = asked_review(&store.events(sid, 0).unwrap_or_default(), review)
-                .criteria
-                .iter()
-                .filter(|c| c.state == finishline_engine::judge::criteria::CriterionState::Unmet)
-                .count();
+            // The comments found not met go on with it: said before the question, as the window does.
+            let unmet = finishline_engine::agent::decision::carried_on(&store.events(sid, 0).unwrap_or_default(), review).len();
             if unmet > 0 {
-                let (them, go) = if unmet == 1 { ("Your comment not met".to_string(), "goes") } else { (format!("Your {unmet} comments not met"), "go") };
                 let alone = if unmet == 1 { "it" } else { "them" };
-                crate::output::say(&format!("{them} {go} with it, checked again (Enter alone sends only {alone}).\n"));
+                crate::output::say(&format!("{} with it, checked again (Enter alone sends only {alone}).\n", carried_words(unmet)));
             }
             match answer("What should change? ").await {
                 Typed::Line(fb) if !fb.is_empty() => return Reviewed::Decided(Decision::RequestChanges, Some(fb)),
@@ -902,7 +896,10 @@ fn decide_in_terminal(
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
                 catch_up(view, store, sid);
-                errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
+                // Its event's line (`! not landed: …`) just said why.
+                if !view.tells() {
+                    errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
+                }
                 // Only a moved branch is the agent's to resolve (the window offers the same).
                 let resolvable = reason.agent_can_resolve();
                 let q = if resolvable {
@@ -1022,7 +1019,7 @@ fn reported(engine: &Engine, sid: &SessionId, view: &mut View, review: &RequestI
         && engine.store.request_state(review).ok().flatten().is_none_or(|(_, _, decided)| decided.is_none());
     // What the decision did (its landing, its revert) is told before its outcome, and once.
     catch_up(view, &engine.store, sid);
-    report(outcome, Again::Asked, true);
+    report(outcome, Again::Asked, view.tells());
     open
 }
 
@@ -1131,6 +1128,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
         Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent."),
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
+        Ok(ReviewOutcome::LandingBlocked { .. }) if told => {}
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }
@@ -1188,11 +1186,55 @@ pub struct Verdict {
     pub request_changes: Option<String>,
     /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
     pub comments: Vec<String>,
+    /// `FILE:LINE[-LINE]`, each a comment the review found not met, let go.
+    pub let_go: Vec<String>,
     /// What the review names as never landing, to copy into the person's checkout first.
     pub copy_ignored: Vec<String>,
     /// `FILE[:LINE]`: the audit's findings there, to dismiss for the task, or to count again.
     pub dismiss: Vec<String>,
     pub restore: Vec<String>,
+}
+
+/// `sessions review ID --resolve`: the agent merges the moved branch into its worktree, and the
+/// run that does is followed to its end.
+async fn resolve(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, review_id: &RequestId, opts: &RunOptions) -> u8 {
+    let json = opts.common.json;
+    let after = store.session(sid).map(|s| s.last_seq).unwrap_or(0);
+    if let Err(e) = tokio::task::block_in_place(|| engine.resolve_conflict(review_id)) {
+        let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
+        return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
+    }
+    if json {
+        // What the decision did, first, as after `--request-changes --json`.
+        let status = store.session(sid).map(|s| s.status).unwrap_or(SessionStatus::Busy);
+        print_outcome(&Ok(ReviewOutcome::Decided { status, revert: None, landed: None, kept: None }));
+    } else {
+        crate::output::say("Sent back to the agent to resolve the landing.\n");
+    }
+    let code = follow(engine, store, sid, opts, after, false).await;
+    tokio::task::block_in_place(|| engine.settle());
+    code
+}
+
+/// "Your comment not met goes" / "Your 2 comments not met go": what a Request changes carries on.
+fn carried_words(n: usize) -> String {
+    if n == 1 {
+        "Your comment not met goes".to_string()
+    } else {
+        format!("Your {n} comments not met go")
+    }
+}
+
+/// What a Request changes sent besides what was typed: the comments found not met go on with it
+/// (`open`), but those the person let go (`let_go`, their ids).
+fn say_carried(open: &[finishline_engine::judge::criteria::Comment], let_go: &[String]) {
+    let carried = open.iter().filter(|c| !let_go.contains(&c.id)).count();
+    if carried > 0 {
+        crate::output::say(&format!("{} with it, checked again.\n", carried_words(carried)));
+    }
+    for c in open.iter().filter(|c| let_go.contains(&c.id)) {
+        crate::output::say(&format!("Let go, not asked again: {}.\n", c.criterion()));
+    }
 }
 
 /// `finishline sessions review ID --approve | --reject [--revert] | --request-changes TEXT`.
@@ -1233,25 +1275,16 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
     }
     if v.resolve {
-        let after = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
-        if let Err(e) = tokio::task::block_in_place(|| engine.resolve_conflict(&review_id)) {
-            let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
-            return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
-        }
-        if json {
-            // What the decision did, first, as after `--request-changes --json`.
-            let status = store.session(&sid).map(|s| s.status).unwrap_or(SessionStatus::Busy);
-            print_outcome(&Ok(ReviewOutcome::Decided { status, revert: None, landed: None, kept: None }));
-        } else {
-            crate::output::say("Sent back to the agent to resolve the landing.\n");
-        }
-        let code = follow(&engine, &store, &sid, &opts, after, false).await;
-        tokio::task::block_in_place(|| engine.settle());
-        return code;
+        return resolve(&engine, &store, &sid, &review_id, &opts).await;
     }
     let comments = match checked_cli_comments(&engine, &review_id, &v.comments, json) {
         Ok(c) => c,
         Err(code) => return code,
+    };
+    // Checked before anything is recorded, as the comments are.
+    let let_go = match let_go_ids(&finishline_engine::agent::decision::carried_on(&store.events(&sid, 0).unwrap_or_default(), &review_id), &v.let_go) {
+        Ok(ids) => ids,
+        Err(e) => return fail(exit::USAGE, json, &e),
     };
     if !v.copy_ignored.is_empty() {
         if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
@@ -1268,8 +1301,16 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         revert: v.revert,
         overwrite: if opts.force_revert { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
         landing: opts.land.map(|l| l.mode()),
+        let_go,
         ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
     };
+    // Said with it, as at the terminal and in the window: the comments found not met go on
+    // (those repeated by a comment just made are asked once), but those let go.
+    let open = match decision {
+        Decision::RequestChanges => finishline_engine::agent::decision::carried_on(&store.events(&sid, 0).unwrap_or_default(), &review_id),
+        _ => Vec::new(),
+    };
+    let let_go = choice.let_go.clone();
     let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
@@ -1302,7 +1343,11 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     if !json {
         let mendable = matches!(&outcome, Ok(ReviewOutcome::LandingBlocked { reason, .. }) if reason.agent_can_resolve());
         crate::attempts::say_set_aside(&engine, &store, aside, matches!(&outcome, Ok(ReviewOutcome::Decided { .. })));
+        let sent = matches!(&outcome, Ok(ReviewOutcome::Decided { .. }));
         report_review(outcome, Again::Review(&sid));
+        if sent {
+            say_carried(&open, &let_go);
+        }
         if code == exit::REJECTED && !v.revert {
             say_changes_stay(&store, &sid);
         }
@@ -1338,6 +1383,26 @@ fn checked_cli_comments(engine: &Engine, review: &RequestId, given: &[String], j
         }
     }
     engine.checked_comments(review, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))
+}
+
+/// The ids of the open comments `--let-go FILE:LINE` names (each where it is, as the review lists
+/// it); one that names no open comment is refused with those that are open.
+fn let_go_ids(open: &[finishline_engine::judge::criteria::Comment], given: &[String]) -> Result<Vec<String>, String> {
+    let mut ids: Vec<String> = Vec::new();
+    for g in given {
+        let at = g.trim();
+        let named: Vec<&finishline_engine::judge::criteria::Comment> = open.iter().filter(|c| c.location() == at || c.criterion() == at).collect();
+        if named.is_empty() {
+            let listed = if open.is_empty() {
+                "none is open".to_string()
+            } else {
+                format!("open: {}", open.iter().map(|c| c.criterion()).collect::<Vec<_>>().join("; "))
+            };
+            return Err(format!("--let-go {at}: no comment the review found not met is there ({listed})"));
+        }
+        ids.extend(named.into_iter().map(|c| c.id.clone()).filter(|id| !ids.contains(id)).collect::<Vec<_>>());
+    }
+    Ok(ids)
 }
 
 /// Where to follow the run a decision started: from just before its start when it is recorded,
@@ -1472,7 +1537,7 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
             let why = stuck
                 .iter()
                 .map(crate::view::stuck_line)
-                .chain(remaining.iter().map(|r| format!("    remaining: {r}")))
+                .chain(finishline_engine::judge::criteria::beyond_checklist(remaining, criteria).into_iter().map(|r| format!("    remaining: {r}")))
                 .chain(failed.iter().map(|l| format!("    check failed: {l}")))
                 .collect();
             Some(AskedReview {

@@ -136,6 +136,12 @@ impl View {
         }
     }
 
+    /// Whether the events shown are told in words (not `--json`): an outcome they told is not
+    /// said again.
+    pub fn tells(&self) -> bool {
+        !self.json
+    }
+
     pub fn show(&mut self, env: &Envelope) {
         if env.seq <= self.last_seq {
             return;
@@ -356,7 +362,7 @@ impl View {
                 for l in left_out_lines(not_landed, in_submodules) {
                     self.line(&l);
                 }
-                for r in remaining {
+                for r in finishline_engine::judge::criteria::beyond_checklist(remaining, criteria) {
                     self.line(&format!("    remaining: {r}"));
                 }
                 for f in audit {
@@ -370,6 +376,11 @@ impl View {
                 }
             }
             EngineEvent::ReviewResolved { decision, by, occasion, .. } => self.line(&format!("  decision: {} by {}", decision.told(*occasion), by.as_str())),
+            EngineEvent::CommentsLetGo { comments, .. } => {
+                for c in comments {
+                    self.line(&format!("    let go, not asked again: {c}"));
+                }
+            }
             EngineEvent::TaskWorkspace { worktree: Some(wt), .. } => self.line(&format!(
                 "  ⎇ works in its own worktree {} on branch {}{}",
                 wt.work_dir().display(),

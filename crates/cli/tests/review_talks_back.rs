@@ -248,13 +248,14 @@ async fn pear_left_open(again: (&str, &str)) -> (FakeServer, Env, String, String
     let second = run_then_comment(&e, &url, "create notes.md with fruits", &["notes.md:1=say pear instead"]).await;
     let out = String::from_utf8_lossy(&second.stdout);
     assert!(out.contains("☐ unmet: notes.md:1: say pear instead"), "the comment is left open: {out}");
+    assert!(!out.contains("\n    remaining: notes.md:1: say pear instead"), "the review says it once, on its checklist: {out}");
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
     (server, e, url, id)
 }
 
 /// A comment the judge did not find met is still the person's: a later Request changes with
 /// only words (no comment repeated) carries it on, as a criterion judged again and in the
-/// agent's continuation, instead of dropping it from the checklist unsaid.
+/// agent's continuation, instead of dropping it from the checklist unsaid; the person is told.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats_nothing() {
     let (server, e, url, id) = pear_left_open(("add a fig", "Adding a fig, and pear.")).await;
@@ -263,6 +264,8 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
     });
     let out = String::from_utf8_lossy(&third.stdout);
     assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
+    let said = String::from_utf8_lossy(&third.stderr);
+    assert!(said.contains("Your comment not met goes with it, checked again."), "the person is told it goes along: {said}");
     let told = server
         .requests()
         .into_iter()
@@ -277,6 +280,45 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
         told.last_message
     );
     assert!(out.contains("☑ met: notes.md:1: say pear instead (the evaluator: notes.md line 1 now reads pear)"), "judged again, and met: {out}");
+}
+
+/// A comment left open that the person lets go (`--let-go FILE:LINE`) is neither sent again nor
+/// judged again, and the session says so; naming no open comment, or letting go of the only one
+/// with nothing else to say, is refused before anything is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_left_open_can_be_let_go_with_a_request_for_changes() {
+    let (server, e, url, id) = pear_left_open(("add a fig", "Adding a fig.")).await;
+    let review = |args: &[&str]| {
+        let mut all = vec!["sessions", "review", id.as_str()];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--base-url", &url, "--model", "m"]);
+        tokio::task::block_in_place(|| finishline(&all, &e.data))
+    };
+    let wrong = review(&["--request-changes", "add a fig", "--let-go", "notes.md:2"]);
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{said}");
+    assert!(said.contains("--let-go notes.md:2: no comment the review found not met is there (open: notes.md:1: say pear instead)"), "{said}");
+    let nothing = review(&["--request-changes", "--let-go", "notes.md:1"]);
+    let said = String::from_utf8_lossy(&nothing.stderr);
+    assert_eq!(nothing.status.code(), Some(2), "{said}");
+    assert!(said.contains("you let go of every open comment"), "{said}");
+    let third = review(&["--request-changes", "add a fig", "--let-go", "notes.md:1"]);
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
+    let said = String::from_utf8_lossy(&third.stderr);
+    assert!(!said.contains("not met goes with it") && said.contains("Let go, not asked again: notes.md:1: say pear instead."), "{said}");
+    let told = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.all_text.contains("add a fig"))
+        .expect("the agent was asked for the fig");
+    assert!(!told.all_text.contains("Still open from your earlier review"), "the agent is not asked again: {}", told.last_message);
+    let last_review = out.rsplit("⚑ review").next().unwrap_or_default();
+    assert!(!last_review.contains("say pear instead"), "nor is it judged again: {out}");
+    let story = finishline(&["sessions", "export", &id], &e.data);
+    let story = String::from_utf8_lossy(&story.stdout);
+    assert!(story.contains("- Let go, not asked again: notes.md:1: say pear instead"), "the history keeps it: {story}");
 }
 
 /// With a comment left open, Request changes alone (no words, no new comment) sends that comment

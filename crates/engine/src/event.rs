@@ -333,6 +333,12 @@ pub enum EngineEvent {
         review_id: RequestId,
         comment_id: String,
     },
+    /// Comments a review found not met that the person let go with their Request changes: they
+    /// are not sent again nor checked again (`comments`: each as its criterion, where and what).
+    CommentsLetGo {
+        review_id: RequestId,
+        comments: Vec<String>,
+    },
     /// The comments sent back with Request changes: the next run is judged on each one.
     CriteriaSet {
         criteria: Vec<crate::judge::criteria::Comment>,
@@ -586,6 +592,7 @@ impl EngineEvent {
             EngineEvent::AuditRestored { .. } => "audit_restored",
             EngineEvent::ReviewComment { .. } => "review_comment",
             EngineEvent::ReviewCommentRemoved { .. } => "review_comment_removed",
+            EngineEvent::CommentsLetGo { .. } => "comments_let_go",
             EngineEvent::CriteriaSet { .. } => "criteria_set",
             EngineEvent::CriteriaChecked { .. } => "criteria_checked",
             EngineEvent::TaskWorkspace { .. } => "task_workspace",

@@ -136,7 +136,11 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const stillOpen = review.remaining.filter((r) => !review.criteria.some((c) => c.text === r));
   // Those found not met go on with a request for changes (the engine's `criteria::still_open`);
   // one nobody could check is the person's to look at.
-  const carried = review.criteria.filter((c) => c.state === "unmet").length;
+  // The person may let one go instead (they judge it fine, or no longer want it).
+  const [letGo, setLetGo] = useState<string[]>([]);
+  useEffect(() => setLetGo([]), [review.reviewId]);
+  const toggleLetGo = (id: string) => setLetGo((l) => (l.includes(id) ? l.filter((x) => x !== id) : [...l, id]));
+  const carried = review.criteria.filter((c) => c.state === "unmet" && !letGo.includes(c.id)).length;
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -224,6 +228,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         revert: reverting,
         overwrite: confirmed ? Object.keys(overwrite).filter((f) => overwrite[f]) : undefined,
         landing: decision === "approve" && worktree ? (landAs ?? landing) : undefined,
+        let_go: decision === "request_changes" && letGo.length > 0 ? letGo : undefined,
       });
       if (out.outcome === "needs_confirmation") {
         setConflicts(out.conflicts);
@@ -499,7 +504,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           ))}
         </>
       )}
-      <Checklist criteria={review.criteria} />
+      <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
           <h3>The audit of what Approve accepts found changes that weaken the checks</h3>
@@ -719,6 +724,10 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             <span data-testid="feedback-carried">
               {carried === 1 ? "Your comment not met goes with it, checked again" : `Your ${carried} comments not met go with it, checked again`} ·{" "}
             </span>
+          )}
+          {/* Said where the request is written: the checklist that let it go may be scrolled away. */}
+          {letGo.length > 0 && (
+            <span data-testid="feedback-let-go">{letGo.length === 1 ? "Your comment let go is not sent" : `Your ${letGo.length} comments let go are not sent`} · </span>
           )}
           Enter sends · Shift+Enter for a new line ·{" "}
           {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
@@ -1125,7 +1134,7 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
 /** The person's comments from the last review as criteria, with the judge's word on each: kept
  * once the review is decided, as the record of what became of them (then one nobody could check
  * no longer asks the person to check it). */
-function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]; decided?: boolean }) {
+function Checklist({ criteria, decided = false, letGo = [], onLetGo }: { criteria: Review["criteria"]; decided?: boolean; letGo?: string[]; onLetGo?: (id: string) => void }) {
   if (criteria.length === 0) return null;
   return (
     <>
@@ -1143,6 +1152,15 @@ function Checklist({ criteria, decided = false }: { criteria: Review["criteria"]
                 — {c.evidence}
                 {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
               </span>
+              {/* One found not met goes on with Request changes, unless the person lets it go. */}
+              {c.state === "unmet" && onLetGo && (
+                <>
+                  {letGo.includes(c.id) && <span className="let-go-note"> — let go: not sent with your request, nor checked again</span>}{" "}
+                  <button type="button" className="link-btn" aria-pressed={letGo.includes(c.id)} onClick={() => onLetGo(c.id)} data-testid="criterion-let-go">
+                    {letGo.includes(c.id) ? "Keep asking" : "Let it go"}
+                  </button>
+                </>
+              )}
             </span>
           </li>
         ))}

@@ -435,6 +435,13 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             {item.decision === "approve" ? <CircleCheck size={14} aria-hidden /> : item.decision === "reject" ? <CircleX size={14} aria-hidden /> : <MessageSquare size={14} aria-hidden />}
             <span>{decisionText(item)}</span>
           </p>
+          {item.letGo && item.letGo.length > 0 && (
+            <ul className="muted small let-go-record" data-testid="let-go-record">
+              {item.letGo.map((c) => (
+                <li key={c}>Let go, not asked again: {c}</li>
+              ))}
+            </ul>
+          )}
           {item.reviewId && item.files && <DecidedDiff reviewId={item.reviewId} files={item.files} comments={item.comments} round={item.round} />}
         </div>
       );

@@ -87,6 +87,8 @@ export type Item =
       comments?: ReviewComment[];
       /** The review showed what changed since an earlier one: its diff is a round's, not the task's. */
       round?: boolean;
+      /** Comments found not met that the person let go with their Request changes. */
+      letGo?: string[];
     }
   /** The evaluator compared this attempt with another of its group: which it prefers, and why.
    * `shownFirst`: this attempt was "the first" in its sentence. */
@@ -515,6 +517,11 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         const i = find(`dec-${next.review.reviewId}`, ["decision"]);
         if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "decision" }>), reverted };
       }
+      break;
+    }
+    case "comments_let_go": {
+      const i = find(`dec-${e.review_id}`, ["decision"]);
+      if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "decision" }>), letGo: e.comments };
       break;
     }
     case "review_comment":

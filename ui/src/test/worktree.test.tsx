@@ -1924,4 +1924,40 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("send-feedback")).toHaveTextContent("Send the open comment again");
     expect(screen.getByTestId("send-feedback")).toBeEnabled();
   });
+
+  it("lets the person let go of a comment found not met: it is not sent with the request, and the record says so", async () => {
+    let sent: { let_go?: string[]; feedback?: string } | null = null;
+    script(
+      waiting({
+        criteria: [
+          { id: "c1", text: "src/a.rs:2: use a named constant", state: "met", evidence: "the evaluator found the work done" },
+          { id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" },
+        ],
+      }),
+      (cmd, args, push) => {
+        if (cmd === "submit_review") {
+          sent = (args as { input: { let_go?: string[]; feedback?: string } }).input;
+          push({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "rename it", reverted: false });
+          push({ type: "comments_let_go", review_id: "r1", comments: ["src/b.rs:1: add a test"] });
+          return { outcome: "decided", status: "busy", revert: null };
+        }
+        return null;
+      },
+    );
+    const user = userEvent.setup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const items = await screen.findAllByTestId("criterion");
+    expect(within(items[0]).queryByTestId("criterion-let-go"), "one met is done: nothing to let go").toBeNull();
+    await user.click(within(items[1]).getByTestId("criterion-let-go"));
+    expect(items[1]).toHaveTextContent("let go: not sent with your request, nor checked again");
+    expect(within(items[1]).getByTestId("criterion-let-go")).toHaveTextContent("Keep asking");
+    await user.click(screen.getByTestId("request-changes"));
+    expect(screen.queryByTestId("feedback-carried"), "none goes with it now").toBeNull();
+    expect(screen.getByTestId("feedback-let-go")).toHaveTextContent("Your comment let go is not sent");
+    expect(screen.getByTestId("send-feedback"), "with it let go and nothing typed there is nothing to send").toBeDisabled();
+    await user.type(screen.getByTestId("feedback-input"), "rename it");
+    await user.click(screen.getByTestId("send-feedback"));
+    expect(sent!.let_go).toEqual(["c2"]);
+    expect(await screen.findByTestId("let-go-record")).toHaveTextContent("Let go, not asked again: src/b.rs:1: add a test");
+  });
 });

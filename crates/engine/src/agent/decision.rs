@@ -66,11 +66,24 @@ pub struct ReviewChoice {
     /// A stop the front end held before the decision began (its Ctrl-C may come at any moment,
     /// also before the landing exists): cancelled, it stops the landing as Stop does.
     pub stop: Option<CancellationToken>,
+    /// Request changes: the comments the review found not met that the person lets go (their
+    /// ids), so they are not carried on (see [`carried_on`]).
+    pub let_go: Vec<String>,
 }
 
 impl ReviewChoice {
     pub fn new(decision: Decision, by: DecidedBy) -> ReviewChoice {
-        ReviewChoice { decision, feedback: None, revert: false, overwrite: Overwrite::Nothing, landing: None, by, occasion: None, stop: None }
+        ReviewChoice {
+            decision,
+            feedback: None,
+            revert: false,
+            overwrite: Overwrite::Nothing,
+            landing: None,
+            by,
+            occasion: None,
+            stop: None,
+            let_go: Vec::new(),
+        }
     }
 }
 
@@ -204,9 +217,40 @@ pub fn comments_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge:
     out
 }
 
-/// The comments the last run was judged on (what its Request changes set), if any.
-fn judged_on(events: &[Envelope]) -> Vec<crate::judge::criteria::Comment> {
-    events.iter().rev().find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None }).unwrap_or_default()
+/// The comments the runs since the last decision are judged on: those its Request changes sent
+/// back (none after any other decision).
+pub(super) fn judged_on(events: &[Envelope]) -> Vec<crate::judge::criteria::Comment> {
+    let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { .. })).unwrap_or(0);
+    events[from..]
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::CriteriaSet { criteria } = &e.event { Some(criteria.clone()) } else { None })
+        .unwrap_or_default()
+}
+
+/// The comments of `review`'s round that a Request changes now carries on besides the comments
+/// made on it ([`crate::judge::criteria::still_open`]): what the window and the terminal say goes
+/// with it is what goes.
+pub fn carried_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge::criteria::Comment> {
+    crate::judge::criteria::still_open(&judged_on(events), &checklist_of(events, review), &comments_on(events, review))
+}
+
+/// Takes the comments the person lets go out of those `carried` on, and gives them as their
+/// criteria (recorded with the decision). Only a request for changes carries comments on, and
+/// only those left open can be let go: any other id is a mistake said, not ignored.
+fn let_go_of(carried: &mut Vec<crate::judge::criteria::Comment>, choice: &ReviewChoice) -> Result<Vec<String>> {
+    if choice.let_go.is_empty() {
+        return Ok(Vec::new());
+    }
+    if choice.decision != Decision::RequestChanges {
+        return Err(Error::InvalidInput("letting go of a comment goes with Request changes: approve and reject end the review's comments anyway".into()));
+    }
+    if let Some(id) = choice.let_go.iter().find(|id| !carried.iter().any(|c| &c.id == *id)) {
+        return Err(Error::InvalidInput(format!("comment {id} is not one this review left open: only those found not met go on, and can be let go")));
+    }
+    let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(carried).into_iter().partition(|c| choice.let_go.contains(&c.id));
+    *carried = kept;
+    Ok(gone.iter().map(crate::judge::criteria::Comment::criterion).collect())
 }
 
 /// A review's checklist: the judge's word on each comment its run was judged on.
@@ -461,11 +505,17 @@ impl Engine {
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let comments = comments_on(&events, review);
-        // The comments this review did not show met go on with a request for changes (the person
+        // The comments this review found not met go on with a request for changes (the person
         // never let them go), and are enough of one by themselves: sent again, checked again.
-        let carried = crate::judge::criteria::still_open(&judged_on(&events), &checklist_of(&events, review), &comments);
+        let mut carried = carried_on(&events, review);
+        let let_go = let_go_of(&mut carried, &choice)?;
         if choice.decision == Decision::RequestChanges && feedback.is_none() && comments.is_empty() && carried.is_empty() {
-            return Err(Error::InvalidInput("say what should change: the feedback is empty and there are no comments on the diff".into()));
+            let why = if let_go.is_empty() {
+                "there are no comments on the diff"
+            } else {
+                "you let go of every open comment (approve, if nothing else should change)"
+            };
+            return Err(Error::InvalidInput(format!("say what should change: the feedback is empty and {why}")));
         }
         let wt = current_worktree(&events);
         // Moved away, the repository is out of reach of every decision but approve's, which says
@@ -486,9 +536,12 @@ impl Engine {
                     occasion: None,
                 }];
                 // The comments go with the decision: the next run is judged on each one, and on
-                // each earlier one this review did not show met.
+                // each earlier one this review found not met.
                 let continuation = (!comments.is_empty() || !carried.is_empty())
                     .then(|| (ContinuationSource::ReviewComments, crate::judge::criteria::continuation(&comments, &carried)));
+                if !let_go.is_empty() {
+                    decided.push(EngineEvent::CommentsLetGo { review_id: review.clone(), comments: let_go });
+                }
                 if !comments.is_empty() || !carried.is_empty() {
                     decided.push(EngineEvent::CriteriaSet { criteria: comments.into_iter().chain(carried).collect() });
                 }

@@ -90,6 +90,9 @@ pub enum Entry {
         by: DecidedBy,
         feedback: Option<String>,
         occasion: Option<crate::domain::DecisionOccasion>,
+        /// The comments found not met that the person let go with it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        let_go: Vec<String>,
     },
     Reverted {
         restored: Vec<String>,
@@ -230,7 +233,12 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 }
             }
             EngineEvent::ReviewResolved { decision, by, feedback, occasion, .. } => {
-                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion })
+                out.push(Entry::Decision { decision: *decision, by: *by, feedback: feedback.clone(), occasion: *occasion, let_go: Vec::new() })
+            }
+            EngineEvent::CommentsLetGo { comments, .. } => {
+                if let Some(Entry::Decision { let_go, .. }) = out.iter_mut().rev().find(|e| matches!(e, Entry::Decision { .. })) {
+                    let_go.extend(comments.iter().cloned());
+                }
             }
             EngineEvent::Reverted { restored, deleted, kept, copies, not_copied } => out.push(Entry::Reverted {
                 restored: restored.clone(),
@@ -452,7 +460,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 verdict.map(|v| v.as_str()).unwrap_or("—"),
                 verdict_on_step.map(|s| format!(" (on {s}, not the whole task)")).unwrap_or_default(),
                 end_reason.as_str(),
-                list_block(&remaining)
+                list_block(&crate::judge::criteria::beyond_checklist(&remaining, &criteria))
             );
             if let Some(s) = stuck {
                 // On one line: a repeating answer's lines would end the list item and its span.
@@ -471,7 +479,7 @@ fn write_judgement(md: &mut String, e: Entry) {
             }
             write_reviewed_files(md, &files);
         }
-        Entry::Decision { decision, by, feedback, occasion } => {
+        Entry::Decision { decision, by, feedback, occasion, let_go } => {
             let _ = writeln!(
                 md,
                 "**Review decision:** {} (by {}){}\n",
@@ -479,6 +487,12 @@ fn write_judgement(md: &mut String, e: Entry) {
                 by.as_str(),
                 feedback.filter(|_| occasion.is_none()).map(|f| format!(": {f}")).unwrap_or_default()
             );
+            for c in &let_go {
+                let _ = writeln!(md, "- Let go, not asked again: {c}");
+            }
+            if !let_go.is_empty() {
+                md.push('\n');
+            }
         }
         _ => {}
     }
@@ -648,13 +662,13 @@ fn list_inline(items: &[String]) -> String {
     }
 }
 
-fn list_block(items: &[String]) -> String {
+fn list_block<S: AsRef<str>>(items: &[S]) -> String {
     if items.is_empty() {
         return String::new();
     }
     let mut s = String::from("\n\nRemaining:\n");
     for i in items {
-        let _ = writeln!(s, "- {i}");
+        let _ = writeln!(s, "- {}", i.as_ref());
     }
     s
 }

@@ -70,6 +70,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::RevertStarted { .. }
         | EngineEvent::ReviewComment { .. }
         | EngineEvent::ReviewCommentRemoved { .. }
+        | EngineEvent::CommentsLetGo { .. }
         | EngineEvent::CriteriaSet { .. }
         | EngineEvent::CriteriaChecked { .. }
         | EngineEvent::WorktreeReady { .. }
