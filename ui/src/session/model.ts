@@ -285,16 +285,21 @@ export function applyAll(m: SessionModel, batch: Envelope[]): SessionModel {
     if (index && !index.has(it.key)) index.set(it.key, next.items.length);
     next.items.push(it);
   };
+  // Rare (a note moved to the end): the index is rebuilt when next asked.
+  const remove = (i: number) => {
+    next.items.splice(i, 1);
+    index = null;
+  };
   for (const e of batch) {
     if (e.seq <= next.lastSeq) continue;
     next.lastSeq = e.seq;
-    step(next, e, at, push);
+    step(next, e, at, push, remove);
   }
   return next;
 }
 
 /** One event into a model this batch owns. */
-function step(next: SessionModel, e: Envelope, at: (key: string) => number, push: (it: Item) => void) {
+function step(next: SessionModel, e: Envelope, at: (key: string) => number, push: (it: Item) => void, remove: (i: number) => void) {
   const items = () => next.items;
   const find = (key: string, kinds: Item["kind"][]) => {
     const i = at(key);
@@ -605,11 +610,17 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "landing_blocked":
       if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };
       {
-        // Tried again and blocked the same way: one note that counts, not a pile of the same.
+        // Tried again and blocked the same way: one note that counts, not a pile of the same,
+        // also with what a try adds between (the checks' output, another landing note); it moves
+        // after that, where the latest try ended. Anything else between (a run) starts anew.
         const text = `Not landed: ${e.detail}`;
-        const last = next.items[next.items.length - 1];
-        if (last?.kind === "landing" && last.text === text) next.items[next.items.length - 1] = { ...last, times: (last.times ?? 1) + 1 };
-        else push({ kind: "landing", key: `lb-${e.seq}`, text, tone: "warn" });
+        let i = next.items.length - 1;
+        while (i >= 0 && (next.items[i].kind === "verification" || next.items[i].kind === "landing") && !(next.items[i].kind === "landing" && (next.items[i] as { text: string }).text === text)) i--;
+        const same = i >= 0 ? next.items[i] : undefined;
+        if (same?.kind === "landing" && same.text === text) {
+          remove(i);
+          push({ ...same, times: (same.times ?? 1) + 1 });
+        } else push({ kind: "landing", key: `lb-${e.seq}`, text, tone: "warn" });
       }
       break;
     case "rebased":

@@ -19,6 +19,17 @@ describe("session model", () => {
     ]);
   });
 
+  it("tried again with the checks' output between, a landing blocked the same way is still one note, after the latest output", () => {
+    seq = 0;
+    const blocked = () => ev({ type: "landing_blocked", reason: "verification_failed", files: [], detail: "the checks fail on main" });
+    const checks = () => ev({ type: "verification", command: "npm test", exit_code: 1, output_tail: "1 failed", skipped: false } as EngineEvent);
+    const m = [checks(), blocked(), checks(), blocked()].reduce(apply, emptyModel());
+    expect(m.items.map((i) => (i.kind === "landing" ? `${i.text} ×${i.times ?? 1}` : i.kind))).toEqual(["verification", "verification", "Not landed: the checks fail on main ×2"]);
+    // The agent's run between two tries ends the episode: the next block is a note of its own.
+    const later = [ev({ type: "run_started", trigger: "feedback" }), blocked()].reduce(apply, m);
+    expect(later.items.filter((i) => i.kind === "landing")).toHaveLength(2);
+  });
+
   it("a rebase before landing names the person's branch it moved the task's commits onto", () => {
     seq = 0;
     const m = [
