@@ -367,7 +367,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
                     continue; // the engine approves it itself
                 }
                 match opts.review {
-                    ReviewMode::Reject => reject_unattended(engine, store, &sid, review_id, opts.force_revert),
+                    ReviewMode::Reject => reject_unattended(engine, &mut view, &sid, review_id, opts.force_revert),
                     ReviewMode::Prompt if interactive => match prompt_review(store, &sid, review_id, &mut view).await {
                         Reviewed::Decided(d, fb) => {
                             if let Some(code) = decide_in_terminal(engine, &sid, &mut view, review_id, d, fb, opts.force_revert) {
@@ -1419,10 +1419,15 @@ fn worked_in_place(store: &Store, sid: &SessionId) -> bool {
 }
 
 /// `--review reject`: without a person to ask, only `--force-revert` may touch files.
-fn reject_unattended(engine: &Arc<Engine>, store: &Store, sid: &SessionId, review: &RequestId, revert: bool) {
+fn reject_unattended(engine: &Arc<Engine>, view: &mut View, sid: &SessionId, review: &RequestId, revert: bool) {
+    let store = &engine.store;
+    // Told in its order: the review waiting, the decision's own lines, then its outcome.
+    catch_up(view, store, sid);
     // A dry run: nobody looked at the work, so it is no person's verdict on it (the trust
     // figures count only those).
-    report_review(engine.submit_review(review, Decision::Reject, None, revert, revert, DecidedBy::Auto), Again::Asked);
+    let outcome = engine.submit_review(review, Decision::Reject, None, revert, revert, DecidedBy::Auto);
+    catch_up(view, store, sid);
+    report(outcome, Again::Asked, view.tells());
     if !revert {
         say_changes_stay(store, sid);
     }

@@ -132,6 +132,34 @@ async fn the_readable_view_lists_each_changed_file_before_asking_for_a_decision(
     assert!(text[review..].contains("created  notes.md (+3 −0)"), "the file and its size, under the review: {text}");
 }
 
+/// `--review reject` tells the dry run in the order it happened: the review asked, then what the
+/// unattended reject did (its outcome came before the review was said to wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unattended_reject_is_told_after_the_review_it_decides() {
+    let server = FakeServer::start(fruits()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    std::fs::create_dir_all(&e.data).unwrap();
+    let log = e.data.join("terminal.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let status = tokio::task::spawn_blocking(move || {
+        command(&["run", "create notes.md", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &data)
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .status()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(3), "{said}");
+    let at = |what: &str| said.find(what).unwrap_or_else(|| panic!("{what}: {said}"));
+    assert!(at("● awaiting_review") < at("Rejected."), "{said}");
+    assert!(at("Rejected.") < at("■ ses_"), "{said}");
+    assert!(at("decision: reject by auto") < at("Rejected."), "{said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
     let server = FakeServer::start(fruits()).await.unwrap();
