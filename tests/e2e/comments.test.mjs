@@ -90,7 +90,7 @@ test("a comment found not met can be let go: the request goes without it, and th
   assert.match(await open.getText(), /let go: not sent with your request/);
   await clickAway(await testid("request-changes"));
   assert.equal(await (await win.app.$('[data-testid="feedback-carried"]')).isExisting(), false, "nothing says it goes with the request");
-  assert.match(await (await testid("feedback-let-go")).getText(), /Your comment let go is not sent/);
+  assert.match(await (await testid("feedback-let-go")).getText(), /The comment you let go is not sent/);
   await typeInto(win.app, await testid("feedback-input"), "add a fig");
   await shot(win.app, "comments-let-go");
   await clickAway(await testid("send-feedback"));

@@ -9,6 +9,7 @@ use finishline_engine::agent::{Delivered, Engine, ReviewOutcome};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::judge::criteria::Comment;
 use finishline_engine::store::Store;
 use futures_util::StreamExt;
 
@@ -1216,6 +1217,23 @@ async fn resolve(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, revi
     code
 }
 
+/// What goes with a decision, checked and made before it: the comments on the diff (recorded),
+/// the comments let go (checked, their ids given back), the ignored files copied out. Nothing is
+/// recorded when a comment or a let-go is wrong. Err(exit code) when the decision must not go on.
+fn before_deciding(engine: &Arc<Engine>, review_id: &RequestId, v: &Verdict, decision: Decision, json: bool) -> Result<Vec<String>, u8> {
+    let comments = checked_cli_comments(engine, review_id, &v.comments, json)?;
+    let events = engine.store.request_state(review_id).ok().flatten().and_then(|(sid, _, _)| engine.store.events(&sid, 0).ok()).unwrap_or_default();
+    let open = finishline_engine::agent::decision::carried_on(&events, review_id);
+    let let_go = let_go_ids(&open, &comments, &v.let_go).map_err(|e| fail(exit::USAGE, json, &e))?;
+    if !v.copy_ignored.is_empty() {
+        copy_ignored_first(engine, review_id, &v.copy_ignored, decision, json)?;
+    }
+    if !comments.is_empty() {
+        engine.comments(review_id, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))?;
+    }
+    Ok(let_go)
+}
+
 /// "Your comment not met goes" / "Your 2 comments not met go": what a Request changes carries on.
 fn carried_words(n: usize) -> String {
     if n == 1 {
@@ -1277,25 +1295,10 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     if v.resolve {
         return resolve(&engine, &store, &sid, &review_id, &opts).await;
     }
-    let comments = match checked_cli_comments(&engine, &review_id, &v.comments, json) {
-        Ok(c) => c,
+    let let_go = match before_deciding(&engine, &review_id, &v, decision, json) {
+        Ok(ids) => ids,
         Err(code) => return code,
     };
-    // Checked before anything is recorded, as the comments are.
-    let let_go = match let_go_ids(&finishline_engine::agent::decision::carried_on(&store.events(&sid, 0).unwrap_or_default(), &review_id), &v.let_go) {
-        Ok(ids) => ids,
-        Err(e) => return fail(exit::USAGE, json, &e),
-    };
-    if !v.copy_ignored.is_empty() {
-        if let Err(code) = copy_ignored_first(&engine, &review_id, &v.copy_ignored, decision, json) {
-            return code;
-        }
-    }
-    if !comments.is_empty() {
-        if let Err(e) = engine.comments(&review_id, comments) {
-            return fail(exit::USAGE, json, &e.to_string());
-        }
-    }
     let choice = finishline_engine::agent::ReviewChoice {
         feedback: v.request_changes.clone(),
         revert: v.revert,
@@ -1385,22 +1388,45 @@ fn checked_cli_comments(engine: &Engine, review: &RequestId, given: &[String], j
     engine.checked_comments(review, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))
 }
 
-/// The ids of the open comments `--let-go FILE:LINE` names (each where it is, as the review lists
-/// it); one that names no open comment is refused with those that are open.
-fn let_go_ids(open: &[finishline_engine::judge::criteria::Comment], given: &[String]) -> Result<Vec<String>, String> {
+/// The ids of the open comments `--let-go` names: each by its place as `--comment` writes it
+/// (`FILE:LINE`, `FILE:FIRST-LAST`, `FILE:-LINE` for removed lines), or by its whole line as the
+/// review lists it (`FILE:LINE: words`) when two share a place. `repeated`: the comments made now,
+/// which ask again what they repeat (it cannot be let go too). Refused, with what is open, when
+/// none or several match.
+fn let_go_ids(open: &[Comment], repeated: &[Comment], given: &[String]) -> Result<Vec<String>, String> {
+    let listed = |cs: &[&Comment]| cs.iter().map(|c| c.criterion()).collect::<Vec<_>>().join("; ");
     let mut ids: Vec<String> = Vec::new();
     for g in given {
         let at = g.trim();
-        let named: Vec<&finishline_engine::judge::criteria::Comment> = open.iter().filter(|c| c.location() == at || c.criterion() == at).collect();
-        if named.is_empty() {
-            let listed = if open.is_empty() {
-                "none is open".to_string()
-            } else {
-                format!("open: {}", open.iter().map(|c| c.criterion()).collect::<Vec<_>>().join("; "))
-            };
-            return Err(format!("--let-go {at}: no comment the review found not met is there ({listed})"));
+        let place = finishline_engine::judge::criteria::parse_cli_comment(&format!("{at}=let go"), String::new()).ok();
+        let clean = |p: &str| p.trim_start_matches("./").to_string();
+        let named: Vec<&Comment> = open
+            .iter()
+            .filter(|c| {
+                c.criterion() == at
+                    || place
+                        .as_ref()
+                        .is_some_and(|p| clean(&p.path) == clean(&c.path) && (p.start_line, p.end_line, p.side) == (c.start_line, c.end_line, c.side))
+            })
+            .collect();
+        match named.as_slice() {
+            [] => {
+                let all: Vec<&Comment> = open.iter().collect();
+                let what = if all.is_empty() { "none is open".to_string() } else { format!("open: {}", listed(&all)) };
+                return Err(format!("--let-go {at}: no comment the review found not met is there ({what})"));
+            }
+            [c] if repeated.iter().any(|n| n.criterion() == c.criterion()) => {
+                return Err(format!("--let-go {at}: your --comment asks “{}” again: let it go or ask it again, not both", c.criterion()));
+            }
+            [c] => {
+                if !ids.contains(&c.id) {
+                    ids.push(c.id.clone());
+                }
+            }
+            several => {
+                return Err(format!("--let-go {at}: {} open comments are there ({}): name one by its whole line, in quotes", several.len(), listed(several)))
+            }
         }
-        ids.extend(named.into_iter().map(|c| c.id.clone()).filter(|id| !ids.contains(id)).collect::<Vec<_>>());
     }
     Ok(ids)
 }
@@ -1486,6 +1512,15 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         if !criteria.is_empty() {
             let lines: Vec<String> = criteria.iter().map(crate::view::criterion_line).collect();
             crate::output::human(&format!("\nYour comments on the diff:\n{}\n", lines.join("\n")));
+            // What goes on with a request for changes, and the way to drop one, said where it shows.
+            let open = finishline_engine::agent::decision::carried_on(&events, &review).len();
+            if open > 0 {
+                crate::output::human(&format!(
+                    "{} with a request for changes, checked again; --let-go FILE:LINE lets {} go.\n",
+                    if open == 1 { "The one not met goes" } else { "Those not met go" },
+                    if open == 1 { "it" } else { "one" }
+                ));
+            }
         }
     }
     // The agent resolves a landing that stopped for it, since this review was asked for.

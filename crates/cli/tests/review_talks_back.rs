@@ -298,6 +298,16 @@ async fn a_comment_left_open_can_be_let_go_with_a_request_for_changes() {
     let said = String::from_utf8_lossy(&wrong.stderr);
     assert_eq!(wrong.status.code(), Some(2), "{said}");
     assert!(said.contains("--let-go notes.md:2: no comment the review found not met is there (open: notes.md:1: say pear instead)"), "{said}");
+    let both = review(&["--request-changes", "--comment", "notes.md:1=say pear instead", "--let-go", "notes.md:1"]);
+    let said = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(both.status.code(), Some(2), "{said}");
+    assert!(said.contains("your --comment asks “notes.md:1: say pear instead” again: let it go or ask it again, not both"), "{said}");
+    let shown = finishline(&["sessions", "review", &id], &e.data);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("The one not met goes with a request for changes, checked again; --let-go FILE:LINE lets it go."), "the way is said: {shown}");
+    let events = String::from_utf8_lossy(&finishline(&["sessions", "show", &id, "--json"], &e.data).stdout).to_string();
+    let made = events.matches("\"type\":\"review_comment\"").count();
+    assert_eq!(made, 1, "the refused command kept none of its comments (the first round's one is all): {events}");
     let nothing = review(&["--request-changes", "--let-go", "notes.md:1"]);
     let said = String::from_utf8_lossy(&nothing.stderr);
     assert_eq!(nothing.status.code(), Some(2), "{said}");

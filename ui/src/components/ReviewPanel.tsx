@@ -119,6 +119,13 @@ function reveal(el: HTMLElement | null) {
   if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
 }
 
+/** A comment as the judge's checklist names it (the engine's `Comment::criterion`):
+ * `src/a.rs:12-14: rename x`, with " (as it was)" after the place of removed lines. */
+export function criterionOf(c: ReviewComment): string {
+  const at = c.start_line === c.end_line ? `${c.path}:${c.start_line}` : `${c.path}:${c.start_line}-${c.end_line}`;
+  return `${at}${c.side === "old" ? " (as it was)" : ""}: ${c.text.trim()}`;
+}
+
 /** Send says what goes: the words typed, the comments added, or both; with neither, the comments
  * found not met, which go on with any request (the engine's `criteria::still_open`). */
 export function sendLabel(feedback: string, comments: number, carried = 0): string {
@@ -140,7 +147,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const [letGo, setLetGo] = useState<string[]>([]);
   useEffect(() => setLetGo([]), [review.reviewId]);
   const toggleLetGo = (id: string) => setLetGo((l) => (l.includes(id) ? l.filter((x) => x !== id) : [...l, id]));
-  const carried = review.criteria.filter((c) => c.state === "unmet" && !letGo.includes(c.id)).length;
+  // One a comment on this review asks again is asked by that comment (the engine's `still_open`).
+  const repeated = (c: { text: string }) => review.comments.some((n) => criterionOf(n) === c.text);
+  const carried = review.criteria.filter((c) => c.state === "unmet" && !letGo.includes(c.id) && !repeated(c)).length;
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -504,7 +513,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           ))}
         </>
       )}
-      <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} />
+      <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} asked={repeated} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
           <h3>The audit of what Approve accepts found changes that weaken the checks</h3>
@@ -727,7 +736,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           )}
           {/* Said where the request is written: the checklist that let it go may be scrolled away. */}
           {letGo.length > 0 && (
-            <span data-testid="feedback-let-go">{letGo.length === 1 ? "Your comment let go is not sent" : `Your ${letGo.length} comments let go are not sent`} · </span>
+            <span data-testid="feedback-let-go">{letGo.length === 1 ? "The comment you let go is not sent" : `The ${letGo.length} comments you let go are not sent`} · </span>
           )}
           Enter sends · Shift+Enter for a new line ·{" "}
           {/* Esc alone closed it: nothing on the screen did, for a person with the pointer. */}
@@ -1134,7 +1143,20 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
 /** The person's comments from the last review as criteria, with the judge's word on each: kept
  * once the review is decided, as the record of what became of them (then one nobody could check
  * no longer asks the person to check it). */
-function Checklist({ criteria, decided = false, letGo = [], onLetGo }: { criteria: Review["criteria"]; decided?: boolean; letGo?: string[]; onLetGo?: (id: string) => void }) {
+function Checklist({
+  criteria,
+  decided = false,
+  letGo = [],
+  onLetGo,
+  asked = () => false,
+}: {
+  criteria: Review["criteria"];
+  decided?: boolean;
+  letGo?: string[];
+  onLetGo?: (id: string) => void;
+  /** Asked again by a comment on this review: nothing to let go. */
+  asked?: (c: { text: string }) => boolean;
+}) {
   if (criteria.length === 0) return null;
   return (
     <>
@@ -1153,10 +1175,16 @@ function Checklist({ criteria, decided = false, letGo = [], onLetGo }: { criteri
                 {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
               </span>
               {/* One found not met goes on with Request changes, unless the person lets it go. */}
-              {c.state === "unmet" && onLetGo && (
+              {c.state === "unmet" && onLetGo && !asked(c) && (
                 <>
                   {letGo.includes(c.id) && <span className="let-go-note"> — let go: not sent with your request, nor checked again</span>}{" "}
-                  <button type="button" className="link-btn" aria-pressed={letGo.includes(c.id)} onClick={() => onLetGo(c.id)} data-testid="criterion-let-go">
+                  <button
+                    type="button"
+                    className="link-btn"
+                    onClick={() => onLetGo(c.id)}
+                    aria-label={letGo.includes(c.id) ? `Keep asking: ${c.text}` : `Let it go: ${c.text}`}
+                    data-testid="criterion-let-go"
+                  >
                     {letGo.includes(c.id) ? "Keep asking" : "Let it go"}
                   </button>
                 </>

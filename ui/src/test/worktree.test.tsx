@@ -1925,6 +1925,23 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("send-feedback")).toBeEnabled();
   });
 
+  it("offers no Let it go for a comment found not met that a new comment on this review asks again, nor counts it twice", async () => {
+    const events = waiting({
+      criteria: [
+        { id: "c1", text: "src/a.rs:2: use a named constant", state: "unmet", evidence: "line 2 still says 1" },
+        { id: "c2", text: "src/a.rs:1-2 (as it was): keep the old name", state: "unmet", evidence: "renamed" },
+      ],
+    });
+    events.push(ev({ type: "review_comment", review_id: "r1", comment: { id: "cmt_9", path: "src/a.rs", start_line: 2, end_line: 2, side: "new", quote: "", text: " use a named constant " } }));
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const items = await screen.findAllByTestId("criterion");
+    expect(within(items[0]).queryByTestId("criterion-let-go"), "asked again by the new comment").toBeNull();
+    expect(within(items[1]).getByTestId("criterion-let-go")).toHaveAccessibleName("Let it go: src/a.rs:1-2 (as it was): keep the old name");
+    await userEvent.setup().click(screen.getByTestId("request-changes"));
+    expect(screen.getByTestId("feedback-carried")).toHaveTextContent("Your comment not met goes with it");
+  });
+
   it("lets the person let go of a comment found not met: it is not sent with the request, and the record says so", async () => {
     let sent: { let_go?: string[]; feedback?: string } | null = null;
     script(
@@ -1953,7 +1970,7 @@ describe("review that talks back", () => {
     expect(within(items[1]).getByTestId("criterion-let-go")).toHaveTextContent("Keep asking");
     await user.click(screen.getByTestId("request-changes"));
     expect(screen.queryByTestId("feedback-carried"), "none goes with it now").toBeNull();
-    expect(screen.getByTestId("feedback-let-go")).toHaveTextContent("Your comment let go is not sent");
+    expect(screen.getByTestId("feedback-let-go")).toHaveTextContent("The comment you let go is not sent");
     expect(screen.getByTestId("send-feedback"), "with it let go and nothing typed there is nothing to send").toBeDisabled();
     await user.type(screen.getByTestId("feedback-input"), "rename it");
     await user.click(screen.getByTestId("send-feedback"));

@@ -197,6 +197,8 @@ pub(super) fn asked_at_review(events: &[Envelope]) -> Vec<String> {
                     }
                 }
             }
+            // One the person let go is no longer asked: the work does not answer it.
+            EngineEvent::CommentsLetGo { comments, .. } => out.retain(|c| !comments.contains(c)),
             _ => {}
         }
     }
@@ -936,6 +938,27 @@ mod tests {
         assert_eq!(dismissed_findings(&events), vec![f(AuditRule::SkipAdded)], "taken back, it counts again");
         let again = [events.to_vec(), vec![dismissed(f(AuditRule::AssertionRemoved))]].concat();
         assert_eq!(dismissed_findings(&again), vec![f(AuditRule::SkipAdded), f(AuditRule::AssertionRemoved)]);
+    }
+
+    /// What a landing's commit says was asked at review leaves out a comment the person let go:
+    /// the work does not answer it.
+    #[test]
+    fn a_comment_let_go_is_not_named_among_what_was_asked_at_review() {
+        let comment = |text: &str| crate::judge::criteria::Comment {
+            id: text.into(),
+            path: "notes.md".into(),
+            start_line: 1,
+            end_line: 1,
+            side: Default::default(),
+            quote: String::new(),
+            text: text.into(),
+        };
+        let events = [
+            at(EngineEvent::CriteriaSet { criteria: vec![comment("say pear"), comment("sort them")] }),
+            at(EngineEvent::CommentsLetGo { review_id: RequestId("r".into()), comments: vec!["notes.md:1: say pear".into()] }),
+            at(EngineEvent::CriteriaSet { criteria: vec![comment("sort them")] }),
+        ];
+        assert_eq!(asked_at_review(&events), vec!["notes.md:1: sort them".to_string()]);
     }
 
     /// A follow-up needs the repository of a task in a worktree, not the subfolder the person

@@ -238,7 +238,7 @@ pub fn carried_on(events: &[Envelope], review: &RequestId) -> Vec<crate::judge::
 /// Takes the comments the person lets go out of those `carried` on, and gives them as their
 /// criteria (recorded with the decision). Only a request for changes carries comments on, and
 /// only those left open can be let go: any other id is a mistake said, not ignored.
-fn let_go_of(carried: &mut Vec<crate::judge::criteria::Comment>, choice: &ReviewChoice) -> Result<Vec<String>> {
+fn let_go_of(carried: &mut Vec<crate::judge::criteria::Comment>, choice: &ReviewChoice, events: &[Envelope], review: &RequestId) -> Result<Vec<String>> {
     if choice.let_go.is_empty() {
         return Ok(Vec::new());
     }
@@ -246,7 +246,12 @@ fn let_go_of(carried: &mut Vec<crate::judge::criteria::Comment>, choice: &Review
         return Err(Error::InvalidInput("letting go of a comment goes with Request changes: approve and reject end the review's comments anyway".into()));
     }
     if let Some(id) = choice.let_go.iter().find(|id| !carried.iter().any(|c| &c.id == *id)) {
-        return Err(Error::InvalidInput(format!("comment {id} is not one this review left open: only those found not met go on, and can be let go")));
+        // Named by where it is and what it says: the id is nobody's word for it.
+        let open = crate::judge::criteria::still_open(&judged_on(events), &checklist_of(events, review), &[]);
+        return Err(Error::InvalidInput(match open.iter().find(|c| &c.id == id) {
+            Some(c) => format!("“{}” is asked again by a comment on this review: let it go or ask it again, not both", c.criterion()),
+            None => "a comment let go is not one this review left open: only those found not met go on, and can be let go".to_string(),
+        }));
     }
     let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(carried).into_iter().partition(|c| choice.let_go.contains(&c.id));
     *carried = kept;
@@ -508,7 +513,7 @@ impl Engine {
         // The comments this review found not met go on with a request for changes (the person
         // never let them go), and are enough of one by themselves: sent again, checked again.
         let mut carried = carried_on(&events, review);
-        let let_go = let_go_of(&mut carried, &choice)?;
+        let let_go = let_go_of(&mut carried, &choice, &events, review)?;
         if choice.decision == Decision::RequestChanges && feedback.is_none() && comments.is_empty() && carried.is_empty() {
             let why = if let_go.is_empty() {
                 "there are no comments on the diff"
