@@ -1334,6 +1334,11 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
         print_outcome(&outcome);
+        // The run followed below starts after the decision's events: what was let go is one
+        // of them, and said here.
+        for e in store.events(&sid, before).unwrap_or_default().iter().filter(|e| matches!(e.event, EngineEvent::CommentsLetGo { .. })) {
+            outln!("{}", serde_json::to_string(e).unwrap_or_default());
+        }
     }
     let code = match &outcome {
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => exit::OK,

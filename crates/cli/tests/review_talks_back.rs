@@ -331,6 +331,22 @@ async fn a_comment_left_open_can_be_let_go_with_a_request_for_changes() {
     assert!(story.contains("- Let go, not asked again: notes.md:1: say pear instead"), "the history keeps it: {story}");
 }
 
+/// With `--json`, what was let go is one of the lines: the decision's own event, before the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_let_go_is_a_line_of_the_json_that_follows_the_request() {
+    let (_server, e, url, id) = pear_left_open(("add a fig", "Adding a fig.")).await;
+    let third = tokio::task::block_in_place(|| {
+        finishline(
+            &["sessions", "review", &id, "--request-changes", "add a fig", "--let-go", "notes.md:1", "--json", "--base-url", &url, "--model", "m"],
+            &e.data,
+        )
+    });
+    assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
+    let let_go: Vec<serde_json::Value> = lines(&third).into_iter().filter(|l| l["type"] == "comments_let_go").collect();
+    assert_eq!(let_go.len(), 1, "{}", String::from_utf8_lossy(&third.stdout));
+    assert_eq!(let_go[0]["comments"], json!(["notes.md:1: say pear instead"]));
+}
+
 /// With a comment left open, Request changes alone (no words, no new comment) sends that comment
 /// again, as the window's "Send the open comment again" does; with none open it is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
