@@ -23,15 +23,20 @@ async function commentOn(line, text, count) {
   await win.app.waitUntil(async () => (await win.app.$$('[data-testid="diff-comment"]')).length >= count && (await (await testid("diff-view")).getText()).includes(text), { timeout: 10_000, timeoutMsg: `the comment "${text}" never showed` });
 }
 
-test("comments on two lines go back as a continuation and come back as a checklist", async () => {
+/** Starts `task` in a new folder from New Task. */
+async function startTask(task) {
   const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
   await clickAway(await testid("nav-new"));
   await waitForScreen(win.app, "new-task-form");
   await typeInto(win.app, await testid("workspace-path"), ws);
   // What New Task says about the folder shows first; the Run button moves with it.
   await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
-  await typeInto(win.app, await testid("task-input"), "write notes.md with two fruits");
+  await typeInto(win.app, await testid("task-input"), task);
   await clickAway(await testid("run"));
+}
+
+test("comments on two lines go back as a continuation and come back as a checklist", async () => {
+  await startTask("write notes.md with two fruits");
   await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
@@ -71,13 +76,7 @@ test("comments on two lines go back as a continuation and come back as a checkli
 });
 
 test("a comment found not met can be let go: the request goes without it, and the record says so", async () => {
-  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
-  await clickAway(await testid("nav-new"));
-  await waitForScreen(win.app, "new-task-form");
-  await typeInto(win.app, await testid("workspace-path"), ws);
-  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
-  await typeInto(win.app, await testid("task-input"), "write kiwi.md with a fruit");
-  await clickAway(await testid("run"));
+  await startTask("write kiwi.md with a fruit");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
   await commentOn(1, "say lime instead", 1);
@@ -105,13 +104,7 @@ test("a comment found not met can be let go: the request goes without it, and th
 });
 
 test("a long path in a narrow window wraps beside its badge and keeps Viewed on one line", async () => {
-  const ws = mkdtempSync(path.join(tmpdir(), "finishline-ws-"));
-  await clickAway(await testid("nav-new"));
-  await waitForScreen(win.app, "new-task-form");
-  await typeInto(win.app, await testid("workspace-path"), ws);
-  await (await testid("workspace-isolation")).waitForDisplayed({ timeout: 10_000 });
-  await typeInto(win.app, await testid("task-input"), "write the exchange rate adapter");
-  await clickAway(await testid("run"));
+  await startTask("write the exchange rate adapter");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 30_000 });
   await (await testid("diff-view")).waitForDisplayed({ timeout: 10_000 });
   const restore = await resizeWindow(win.app, 900, 700);

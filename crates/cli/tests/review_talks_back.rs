@@ -253,6 +253,16 @@ async fn pear_left_open(again: (&str, &str)) -> (FakeServer, Env, String, String
     (server, e, url, id)
 }
 
+/// The agent's request that asked for the fig (the words of the later Request changes).
+fn asked_for_the_fig(server: &FakeServer) -> fake_llm::SeenRequest {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
+        .find(|r| r.all_text.contains("add a fig"))
+        .expect("the agent was asked for the fig")
+}
+
 /// A comment the judge did not find met is still the person's: a later Request changes with
 /// only words (no comment repeated) carries it on, as a criterion judged again and in the
 /// agent's continuation, instead of dropping it from the checklist unsaid; the person is told.
@@ -266,12 +276,7 @@ async fn a_comment_not_met_goes_on_with_a_later_request_for_changes_that_repeats
     assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
     let said = String::from_utf8_lossy(&third.stderr);
     assert!(said.contains("Your comment not met goes with it, checked again."), "the person is told it goes along: {said}");
-    let told = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.all_text.contains("add a fig"))
-        .expect("the agent was asked for the fig");
+    let told = asked_for_the_fig(&server);
     assert!(
         told.all_text
             .split_once("Still open from your earlier review")
@@ -317,12 +322,7 @@ async fn a_comment_left_open_can_be_let_go_with_a_request_for_changes() {
     assert_eq!(third.status.code(), Some(6), "{out}\n{}", String::from_utf8_lossy(&third.stderr));
     let said = String::from_utf8_lossy(&third.stderr);
     assert!(!said.contains("not met goes with it") && said.contains("Let go, not asked again: notes.md:1: say pear instead."), "{said}");
-    let told = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.kind == fake_llm::RequestKind::Agent)
-        .find(|r| r.all_text.contains("add a fig"))
-        .expect("the agent was asked for the fig");
+    let told = asked_for_the_fig(&server);
     assert!(!told.all_text.contains("Still open from your earlier review"), "the agent is not asked again: {}", told.last_message);
     let last_review = out.rsplit("⚑ review").next().unwrap_or_default();
     assert!(!last_review.contains("say pear instead"), "nor is it judged again: {out}");
