@@ -92,6 +92,25 @@ test("a comment found not met can be let go: the request goes without it, and th
   assert.match(await (await testid("feedback-let-go")).getText(), /The comment you let go is not sent/);
   await typeInto(win.app, await testid("feedback-input"), "add a fig");
   await shot(win.app, "comments-let-go");
+  // From the second review the undo option says "…, from every round of this task": in a 1000 px
+  // window its words wrap beside the buttons instead of running on under Reject.
+  const restore = await resizeWindow(win.app, 1000, 650);
+  try {
+    const row = await win.app.execute(() => {
+      const label = document.querySelector('[data-testid="revert-checkbox"]').closest("label");
+      const words = document.createRange();
+      words.selectNodeContents(label);
+      const text = words.getBoundingClientRect();
+      const reject = document.querySelector('[data-testid="reject"]').getBoundingClientRect();
+      return { said: label.textContent.trim(), right: text.right, top: text.top, bottom: text.bottom, rejectLeft: reject.left, rejectTop: reject.top, rejectBottom: reject.bottom };
+    });
+    assert.match(row.said, /from every round of this task/);
+    const sameRow = row.top < row.rejectBottom && row.rejectTop < row.bottom;
+    assert.ok(!sameRow || row.right <= row.rejectLeft, `the option's words end before Reject (${JSON.stringify(row)})`);
+    await shot(win.app, "comments-let-go-1000px");
+  } finally {
+    await restore();
+  }
   await clickAway(await testid("send-feedback"));
   const record = await win.app.$('[data-testid="let-go-record"]');
   await record.waitForExist({ timeout: 20_000, timeoutMsg: "the decision's record never said what was let go" });

@@ -117,6 +117,8 @@ function reveal(el: HTMLElement | null) {
   if (!el) return;
   el.scrollIntoView?.({ block: "center" });
   if (el.tabIndex >= 0 || el.getAttribute("tabindex") !== null) el.focus({ preventScroll: true });
+  // A draft kept from before goes on where it ends: typing landed in front of it.
+  if (el instanceof HTMLTextAreaElement) el.setSelectionRange(el.value.length, el.value.length);
 }
 
 /** A comment as the judge's checklist names it (the engine's `Comment::criterion`):
@@ -129,10 +131,10 @@ export function criterionOf(c: ReviewComment): string {
 /** Send says what goes: the words typed, the comments added, or both; with neither, the comments
  * found not met, which go on with any request (the engine's `criteria::still_open`). */
 export function sendLabel(feedback: string, comments: number, carried = 0): string {
-  const counted = `${comments} comment${comments === 1 ? "" : "s"}`;
-  if (comments === 0 && !feedback.trim() && carried > 0) return carried === 1 ? "Send the open comment again" : `Send the ${carried} open comments again`;
-  if (comments === 0) return "Send feedback";
-  return feedback.trim() ? `Send feedback and ${counted}` : `Send ${counted}`;
+  const open = carried === 1 ? "the open comment" : `the ${carried} open comments`;
+  if (comments === 0 && !feedback.trim() && carried > 0) return `Send ${open} again`;
+  const parts = [feedback.trim() || comments === 0 ? "feedback" : "", comments > 0 ? `${comments} comment${comments === 1 ? "" : "s"}` : "", carried > 0 ? open : ""].filter(Boolean);
+  return `Send ${parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0]}`;
 }
 
 export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
@@ -144,9 +146,10 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // Those found not met go on with a request for changes (the engine's `criteria::still_open`);
   // one nobody could check is the person's to look at.
   // The person may let one go instead (they judge it fine, or no longer want it).
-  const [letGo, setLetGo] = useState<string[]>([]);
-  useEffect(() => setLetGo([]), [review.reviewId]);
-  const toggleLetGo = (id: string) => setLetGo((l) => (l.includes(id) ? l.filter((x) => x !== id) : [...l, id]));
+  // Kept as the typed words are: a visit elsewhere and back must not send what was let go.
+  const [letGoKept, setLetGoKept] = useWindowDraft(`finishline.letGo.${review.reviewId}`);
+  const letGo = letGoKept ? letGoKept.split("\n") : [];
+  const toggleLetGo = (id: string) => setLetGoKept((letGo.includes(id) ? letGo.filter((x) => x !== id) : [...letGo, id]).join("\n"));
   // One a comment on this review asks again is asked by that comment (the engine's `still_open`).
   const repeated = (c: { text: string }) => review.comments.some((n) => criterionOf(n) === c.text);
   const carried = review.criteria.filter((c) => c.state === "unmet" && !letGo.includes(c.id) && !repeated(c)).length;
@@ -249,6 +252,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         if (review.blocked) setTriedAgain({ at: new Date().toLocaleTimeString(), reason: review.blocked.reason });
       } else {
         setFeedback("");
+        setLetGoKept("");
         onDecided();
       }
     } catch (e) {

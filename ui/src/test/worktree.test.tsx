@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { compareOnce } from "../comparing";
 import type { Compared, EngineEvent, Envelope } from "../ipc";
 import DiffView, { unchangedLines } from "../components/DiffView";
+import { sendLabel } from "../components/ReviewPanel";
 import { SessionView } from "../screens/Session";
 import { DISCARDED_TITLE } from "../session/model";
 import { spyOnScrollIntoView } from "./fixtures";
@@ -1925,6 +1926,17 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("send-feedback")).toBeEnabled();
   });
 
+  it("names on Send everything that goes: the words, the comments, and the open comments carried on", () => {
+    expect(sendLabel("", 0)).toBe("Send feedback");
+    expect(sendLabel("rename it", 0)).toBe("Send feedback");
+    expect(sendLabel("", 2)).toBe("Send 2 comments");
+    expect(sendLabel("rename it", 1)).toBe("Send feedback and 1 comment");
+    expect(sendLabel("", 0, 1)).toBe("Send the open comment again");
+    expect(sendLabel("rename it", 0, 1)).toBe("Send feedback and the open comment");
+    expect(sendLabel("rename it", 1, 2)).toBe("Send feedback, 1 comment and the 2 open comments");
+    expect(sendLabel("", 1, 1)).toBe("Send 1 comment and the open comment");
+  });
+
   it("offers no Let it go for a comment found not met that a new comment on this review asks again, nor counts it twice", async () => {
     const events = waiting({
       criteria: [
@@ -1940,6 +1952,33 @@ describe("review that talks back", () => {
     expect(within(items[1]).getByTestId("criterion-let-go")).toHaveAccessibleName("Let it go: src/a.rs:1-2 (as it was): keep the old name");
     await userEvent.setup().click(screen.getByTestId("request-changes"));
     expect(screen.getByTestId("feedback-carried")).toHaveTextContent("Your comment not met goes with it");
+  });
+
+  it("keeps a comment let go, as the typed words are, across a visit elsewhere and back", async () => {
+    const sent: { let_go?: string[] }[] = [];
+    const events = waiting({ criteria: [{ id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" }] });
+    const answer = (cmd: string, args: unknown) => {
+      if (cmd === "submit_review") {
+        sent.push((args as { input: { let_go?: string[] } }).input);
+        return { outcome: "decided", status: "busy", revert: null };
+      }
+      return null;
+    };
+    script(events, answer);
+    const user = userEvent.setup();
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await user.click(await screen.findByTestId("criterion-let-go"));
+    await user.click(screen.getByTestId("request-changes"));
+    await user.type(screen.getByTestId("feedback-input"), "rename it");
+    first.unmount();
+    script(events, answer);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("criterion-let-go")).toHaveTextContent("Keep asking");
+    const box = screen.getByTestId<HTMLTextAreaElement>("feedback-input");
+    expect(box.selectionStart, "the caret is after the words kept, where typing goes on").toBe("rename it".length);
+    expect(await screen.findByTestId("feedback-let-go")).toHaveTextContent("The comment you let go is not sent");
+    await user.click(screen.getByTestId("send-feedback"));
+    expect(sent.map((i) => i.let_go)).toEqual([["c2"]]);
   });
 
   it("lets the person let go of a comment found not met: it is not sent with the request, and the record says so", async () => {
