@@ -1052,9 +1052,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             {/* Finishline's own sending back, not the person's Request changes. A run that resolves
                 a landing began with one, outside the budget: "0 times" read as none. */}
             {model.runResolving ? "Sent back to resolve the landing; " : ""}
+            {/* One phrasing whatever the count: "1 of 5 times" beside "0 times (up to 5)" read as two measures. */}
             {model.cycle.n === 0
               ? `${model.runResolving ? "Finishline sent it back 0 more times" : "Finishline sent it back 0 times"} (up to ${model.cycle.max})`
-              : `${model.runResolving ? "then " : ""}Finishline sent it back ${model.cycle.n} of ${model.cycle.max} times`}
+              : `${model.runResolving ? "then " : ""}Finishline sent it back ${model.cycle.n} time${model.cycle.n === 1 ? "" : "s"} (up to ${model.cycle.max})`}
           </span>
         )}
         {model.todos.length > 0 && (

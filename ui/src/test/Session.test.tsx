@@ -155,7 +155,7 @@ describe("Session view", () => {
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Step 1");
     expect(screen.getByTestId("step-count"), "why the count starts over in the next run").toHaveAttribute("title", expect.stringContaining("Each run"));
     expect(screen.getByTestId("progress-strip")).toHaveTextContent("Running write_file");
-    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Finishline sent it back 1 of 5 times");
+    expect(screen.getByTestId("progress-strip")).toHaveTextContent("Finishline sent it back 1 time (up to 5)");
     expect(screen.getByTestId("status-badge")).toHaveTextContent("Working");
   });
 
