@@ -739,7 +739,7 @@ export const STUCK_LABEL: Record<string, string> = {
   repeated_compaction: "compacting again with nothing in between",
   empty_responses: "3 empty responses in a row",
   same_verification_failure: "the same verification failure twice",
-  remaining_unchanged: "the evaluator's remaining items unchanged over 2 cycles",
+  remaining_unchanged: "the evaluator found the same things left twice in a row",
   evaluator_stuck: "the evaluator judged the agent stuck",
   repeating_output: "one answer repeating itself over and over",
 };
