@@ -376,7 +376,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             Left as they are, because they changed after the agent: {changedSince(review.decided.reverted).join(", ")}.
           </p>
         )}
-        <Checklist criteria={review.criteria} decided />
+        <Checklist criteria={review.criteria} decided letGoWords={review.decided.letGo} />
         {/* After Request changes, earlier rounds' files are the task's to undo too. */}
         {review.decided.decision === "reject" && !review.decided.reverted && !place?.worktree && (review.files.length > 0 || place?.reviewedBefore) && sessionId && (
           <UndoLater sessionId={sessionId} files={review.files.length} earlierRounds={!!place?.reviewedBefore} />
@@ -1153,6 +1153,7 @@ function Checklist({
   letGo = [],
   onLetGo,
   asked = () => false,
+  letGoWords = [],
 }: {
   criteria: Review["criteria"];
   decided?: boolean;
@@ -1160,6 +1161,8 @@ function Checklist({
   onLetGo?: (id: string) => void;
   /** Asked again by a comment on this review: nothing to let go. */
   asked?: (c: { text: string }) => boolean;
+  /** Decided: the comments the person let go with it, as the record names them. */
+  letGoWords?: string[];
 }) {
   if (criteria.length === 0) return null;
   return (
@@ -1178,6 +1181,7 @@ function Checklist({
                 — {c.evidence}
                 {c.state === "unverifiable" && !decided ? ": check it yourself" : ""}
               </span>
+              {decided && letGoWords.includes(c.text) && <span className="let-go-note"> — you let it go</span>}
               {/* One found not met goes on with Request changes, unless the person lets it go. */}
               {c.state === "unmet" && onLetGo && !asked(c) && (
                 <>

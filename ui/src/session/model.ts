@@ -134,7 +134,7 @@ export interface Review {
   /** No claim was made, yet the agent's last words say the work is done ("Done!"). */
   saidDone?: boolean;
   /** `landedKey`: the timeline's note of that landing, not repeated while this panel says it. */
-  decided?: { decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; landed?: Landed; landedKey?: string };
+  decided?: { decision: string; by: string; occasion?: DecisionOccasion; reverted?: Reverted; landed?: Landed; landedKey?: string; letGo?: string[] };
   /** Approve could not land the task: why, and the files concerned. The review stays open. */
   blocked?: { reason: LandingBlock; files: string[]; detail: string };
   /** What the audit of the diff found (gamed checks), less what the person dismissed. */
@@ -525,6 +525,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     }
     case "comments_let_go": {
+      if (next.review?.reviewId === e.review_id && next.review.decided) next.review = { ...next.review, decided: { ...next.review.decided, letGo: e.comments } };
       const i = find(`dec-${e.review_id}`, ["decision"]);
       if (i >= 0) items()[i] = { ...(next.items[i] as Extract<Item, { kind: "decision" }>), letGo: e.comments };
       break;

@@ -2015,5 +2015,7 @@ describe("review that talks back", () => {
     await user.click(screen.getByTestId("send-feedback"));
     expect(sent!.let_go).toEqual(["c2"]);
     expect(await screen.findByTestId("let-go-record")).toHaveTextContent("Let go, not asked again: src/b.rs:1: add a test");
+    // The decided review's checklist, kept above the next run, marks it too.
+    await waitFor(() => expect(screen.getAllByTestId("criterion")[1]).toHaveTextContent("you let it go"));
   });
 });
