@@ -1219,19 +1219,22 @@ async fn resolve(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, revi
 
 /// What goes with a decision, checked and made before it: the comments on the diff (recorded),
 /// the comments let go (checked, their ids given back), the ignored files copied out. Nothing is
-/// recorded when a comment or a let-go is wrong. Err(exit code) when the decision must not go on.
-fn before_deciding(engine: &Arc<Engine>, review_id: &RequestId, v: &Verdict, decision: Decision, json: bool) -> Result<Vec<String>, u8> {
+/// recorded when a comment or a let-go is wrong. Also gives the comments found not met that go
+/// on with a request for changes besides those made now (which ask again what they repeat), to
+/// be said with it. Err(exit code) when the decision must not go on.
+fn before_deciding(engine: &Arc<Engine>, review_id: &RequestId, v: &Verdict, decision: Decision, json: bool) -> Result<(Vec<String>, Vec<Comment>), u8> {
     let comments = checked_cli_comments(engine, review_id, &v.comments, json)?;
     let events = engine.store.request_state(review_id).ok().flatten().and_then(|(sid, _, _)| engine.store.events(&sid, 0).ok()).unwrap_or_default();
-    let open = finishline_engine::agent::decision::carried_on(&events, review_id);
+    let mut open = finishline_engine::agent::decision::carried_on(&events, review_id);
     let let_go = let_go_ids(&open, &comments, &v.let_go).map_err(|e| fail(exit::USAGE, json, &e))?;
+    open.retain(|c| decision == Decision::RequestChanges && !comments.iter().any(|n| n.criterion() == c.criterion()));
     if !v.copy_ignored.is_empty() {
         copy_ignored_first(engine, review_id, &v.copy_ignored, decision, json)?;
     }
     if !comments.is_empty() {
         engine.comments(review_id, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))?;
     }
-    Ok(let_go)
+    Ok((let_go, open))
 }
 
 /// "Your comment not met goes" / "Your 2 comments not met go": what a Request changes carries on.
@@ -1295,8 +1298,8 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     if v.resolve {
         return resolve(&engine, &store, &sid, &review_id, &opts).await;
     }
-    let let_go = match before_deciding(&engine, &review_id, &v, decision, json) {
-        Ok(ids) => ids,
+    let (let_go, open) = match before_deciding(&engine, &review_id, &v, decision, json) {
+        Ok(both) => both,
         Err(code) => return code,
     };
     let choice = finishline_engine::agent::ReviewChoice {
@@ -1304,16 +1307,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         revert: v.revert,
         overwrite: if opts.force_revert { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
         landing: opts.land.map(|l| l.mode()),
-        let_go,
+        let_go: let_go.clone(),
         ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
     };
-    // Said with it, as at the terminal and in the window: the comments found not met go on
-    // (those repeated by a comment just made are asked once), but those let go.
-    let open = match decision {
-        Decision::RequestChanges => finishline_engine::agent::decision::carried_on(&store.events(&sid, 0).unwrap_or_default(), &review_id),
-        _ => Vec::new(),
-    };
-    let let_go = choice.let_go.clone();
     let before = store.session(&sid).map(|s| s.last_seq).unwrap_or(0);
     let on_signal = (decision == Decision::Approve).then(|| stop_landing_on_signal(engine.clone(), sid.clone()));
     let choice = finishline_engine::agent::ReviewChoice { stop: on_signal.as_ref().map(|(_, stop)| stop.clone()), ..choice };
