@@ -37,10 +37,12 @@ pub struct View {
 /// Where the review a run asks for stands among the task's rounds: after a request for changes
 /// its files are those changed since the person's last review, and in the folder itself a revert
 /// on Reject undoes the earlier rounds too (in a worktree they go with it, and Approve lands them).
+/// An attempt's review shows every round: it is weighed whole against the other attempts.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Round {
     since_last_review: bool,
     in_place: bool,
+    attempt: bool,
 }
 
 impl Round {
@@ -55,10 +57,11 @@ impl Round {
 
     fn apply(&mut self, event: &EngineEvent) {
         match event {
-            EngineEvent::TaskWorkspace { worktree, .. } => *self = Round { since_last_review: false, in_place: worktree.is_none() },
+            EngineEvent::TaskWorkspace { worktree, .. } => *self = Round { since_last_review: false, in_place: worktree.is_none(), ..*self },
+            EngineEvent::AttemptStarted { .. } => self.attempt = true,
             // Resolving a landing is not a review of the work: its diff is what lands.
             EngineEvent::ReviewResolved { decision: Decision::RequestChanges, occasion, .. } => {
-                self.since_last_review = *occasion != Some(DecisionOccasion::ResolveLanding)
+                self.since_last_review = *occasion != Some(DecisionOccasion::ResolveLanding) && !self.attempt
             }
             // Approved or rejected, the rounds before are settled: a follow-up starts afresh,
             // and a revert on its Reject covers only what it changed.
@@ -776,5 +779,21 @@ mod tests {
         let approved_then = Round::after([&in_place, &resolved(Decision::RequestChanges), &resolved(Decision::Approve)]);
         assert_eq!(approved_then.files_changed(1), "1 file(s) changed");
         assert!(approved_then.revert_note().is_none());
+    }
+
+    #[test]
+    fn an_attempt_sent_back_is_reviewed_whole_again() {
+        use finishline_engine::domain::{DecidedBy, Decision, GroupId, RequestId};
+        use finishline_engine::event::EngineEvent;
+        let attempt = EngineEvent::AttemptStarted { group: GroupId("g".into()), number: 1, of: 2, label: "Codex".into(), evaluator: None, evaluator_provider: None };
+        let sent_back = EngineEvent::ReviewResolved {
+            review_id: RequestId("r".into()),
+            decision: Decision::RequestChanges,
+            by: DecidedBy::Person,
+            feedback: None,
+            reverted: false,
+            occasion: None,
+        };
+        assert_eq!(Round::after([&attempt, &sent_back]).files_changed(2), "2 file(s) changed", "choosing it lands every round, shown");
     }
 }

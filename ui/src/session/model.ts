@@ -512,7 +512,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         });
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
-      if (e.decision === "request_changes" && next.place) next.place = { ...next.place, reviewedBefore: true, resolvingLanding: e.occasion === "resolve_landing" };
+      // Not an attempt's: it is weighed whole against the others, so its review shows every round.
+      if (e.decision === "request_changes" && next.place)
+        next.place = { ...next.place, reviewedBefore: !next.attempt, resolvingLanding: e.occasion === "resolve_landing" };
       else if (next.place) next.place = { ...next.place, decided: true };
       break;
     case "reverted": {

@@ -343,6 +343,27 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("review-files-heading"), "the diff is this round's: a file both rounds changed shows only the second change").toHaveTextContent("Files changed since your last review (1)");
   });
 
+  it("an attempt sent back shows its whole diff at the next review, not one since the last: choosing it lands the whole", async () => {
+    const [created, ...rest] = reviewWaiting() as EngineEvent[];
+    const events = [created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest];
+    events.splice(
+      4,
+      0,
+      { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "first.rs", kind: "created", diff: "+a" }], verification: [] },
+      { type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "also parser.rs", reverted: false },
+      { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["first.rs", "parser.rs"] },
+    );
+    seq = 0;
+    script(
+      events.map((e) => ev(e)),
+      () => undefined,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("approve");
+    expect(screen.getByTestId("review-files-heading")).toHaveTextContent(/^Files changed \(1\)$/);
+    expect(screen.queryByTestId("earlier-rounds"), "an attempt's review already shows every round").toBeNull();
+  });
+
   it("a first review says nothing of earlier rounds, even when its diff shows fewer files than the branch holds", async () => {
     const events = reviewWaiting() as EngineEvent[];
     events.splice(3, 0, { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["big.bin", "parser.rs"] });
