@@ -8,7 +8,7 @@ import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
-import { AppError, ipc, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
+import { AppError, ipc, type EndReason, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
 import { END_LABEL, landedText, listedState, STATUS_LABEL } from "../session/model";
 import { setAside } from "../sidebar";
 import { useHistoryChanges } from "../historyChanges";
@@ -252,7 +252,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           ? `${running.length} still running; those that ended are ranked once every one has`
           : landable.length > 0
             ? "all ended: choose one to land"
-            : "all ended, and none has work to land: each one failed or was cancelled";
+            : `all ended, and none has work to land: ${nothingToLand(ranking.ranking.map((a) => a.evidence.end_reason))}`;
   // The attempts besides `a` that choosing it would set aside: not those already rejected.
   const openOthers = (a: RankedAttempt) => (ranking?.ranking ?? []).filter((o) => o.evidence.session !== a.evidence.session && statusOf(o.evidence.session) !== "rejected").length;
   const choose = async (a: RankedAttempt) => {
@@ -744,4 +744,13 @@ function Differences({ diffs }: { diffs: FileDifference[] | null }) {
       ))}
     </div>
   );
+}
+
+/** Why a group whose attempts all ended has nothing to land, in their own terms: one that only
+ * answered (changed no file) did not fail. */
+function nothingToLand(ends: (EndReason | null)[]): string {
+  const stopped = ends.filter((e) => e === "failed" || e === "cancelled" || e === "plan_failed").length;
+  if (stopped === ends.length) return "each one failed or was cancelled";
+  if (stopped === 0) return "none of them changed a file";
+  return "each one failed, was cancelled or changed no file";
 }

@@ -4,7 +4,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { useState } from "react";
-import type { Compared, GroupRanking, SessionSummary } from "../ipc";
+import type { Compared, EndReason, GroupRanking, SessionSummary } from "../ipc";
 import { AttemptsView } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
@@ -495,6 +495,36 @@ describe("attempts side by side", () => {
     await user.click(await screen.findByTestId("confirm-delete"));
     await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(1));
     await waitFor(() => expect(screen.getByTestId("history-search")).toHaveFocus());
+  });
+
+  it("a group with nothing to land says why in its attempts' own terms: one that only answered did not fail", async () => {
+    const group = (ends: [string, string]): GroupRanking => ({
+      group: "g1",
+      task: "translate the readme",
+      all_ended: true,
+      chosen: null,
+      put_away: false,
+      places: ["–", "–"],
+      ranking: ends.map((end_reason, i) => ({
+        rank: i + 1,
+        evidence: evidence(`s${i + 1}`, `attempt ${i + 1}`, { end_reason: end_reason as EndReason, review: null, reviewed: false, files: 0, diff_lines: 0 }),
+        above_next: null,
+      })),
+    });
+    for (const [ends, said] of [
+      [["conversation_unchecked", "conversation_unchecked"], "all ended, and none has work to land: none of them changed a file"],
+      [["conversation_unchecked", "failed"], "all ended, and none has work to land: each one failed, was cancelled or changed no file"],
+      [["failed", "cancelled"], "all ended, and none has work to land: each one failed or was cancelled"],
+    ] as [[string, string], string][]) {
+      mockIPC((cmd) => {
+        if (cmd === "attempt_group") return group(ends);
+        if (cmd === "list_sessions") return [summary("s1", "idle", "g1", 1), summary("s2", "idle", "g1", 2)];
+        return null;
+      });
+      const { unmount } = render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+      expect(await screen.findByText(said, { exact: false }), ends.join(", ")).toBeTruthy();
+      unmount();
+    }
   });
 
   it("a group whose attempts all ended with nothing to land says so and can be put away whole", async () => {
