@@ -30,7 +30,7 @@ export function startOfToday(now: Date): number {
 
 /**
  * Groups sessions for the sidebar. Every session appears once: working first, then waiting for
- * the person, then the rest of today's (newest first, at most `recentLimit`). A waiting session
+ * the person, then the rest of today's (newest first, at most `recentLimit` rows). A waiting session
  * from an earlier day is still listed: it still needs the person, as a stopped task's kept work
  * does.
  */
@@ -38,13 +38,27 @@ export function sidebarGroups(sessions: SessionSummary[], now: Date, recentLimit
   const seen = new Set<string>();
   const unique = [...sessions].sort((a, b) => b.created_ms - a.created_ms).filter((s) => !seen.has(s.id) && seen.add(s.id));
   const since = startOfToday(now);
-  const today = unique.filter((s) => !WORKING.includes(s.status) && !waitsForPerson(s) && s.created_ms >= since);
-  return {
-    working: unique.filter((s) => WORKING.includes(s.status)),
-    waiting: unique.filter(waitsForPerson),
-    today: today.slice(0, recentLimit),
-    moreToday: today.length > recentLimit,
-  };
+  const working = unique.filter((s) => WORKING.includes(s.status));
+  const waiting = unique.filter(waitsForPerson);
+  // The limit is on rows: a group of attempts is one, listed whole, and one already placed above
+  // (an attempt still working or waiting) takes its other attempts along without a row of its own.
+  const groupsIn = new Set([...working, ...waiting].flatMap((s) => (s.attempt ? [s.attempt.group] : [])));
+  const today: SessionSummary[] = [];
+  let rows = 0;
+  let moreToday = false;
+  for (const s of unique.filter((s) => !WORKING.includes(s.status) && !waitsForPerson(s) && s.created_ms >= since)) {
+    const group = s.attempt?.group;
+    if (group && groupsIn.has(group)) {
+      today.push(s);
+    } else if (rows >= recentLimit) {
+      moreToday = true;
+    } else {
+      rows += 1;
+      if (group) groupsIn.add(group);
+      today.push(s);
+    }
+  }
+  return { working, waiting, today, moreToday };
 }
 
 /** A row of a sidebar section: a session, or the attempts of one task side by side. */

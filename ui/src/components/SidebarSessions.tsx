@@ -79,7 +79,7 @@ export function SidebarSessions({
         <button className="side-session side-group-head" aria-current={currentGroup === e.group ? "page" : undefined} onClick={() => onOpenGroup?.(e.group)} title={`${e.task}: compare the ${e.attempts.length} attempts`} data-testid="side-group-open">
           <span className="side-session-title">{e.task}</span>
           <span className="side-meta">
-            <span className="badge side-badge">{e.attempts.length} attempts</span>
+            <span className="badge side-badge">{e.attempts.length} attempt{e.attempts.length === 1 ? "" : "s"}</span>
             {waits && age(Math.max(...e.attempts.map((a) => a.updated_ms)))}
           </span>
         </button>

@@ -118,6 +118,20 @@ describe("attempts side by side", () => {
     expect(e.waiting).toHaveLength(0);
   });
 
+  it("today's list counts a group as one row and never cuts a group's attempts short", () => {
+    const at = (s: SessionSummary, minutesAgo: number) => ({ ...s, created_ms: Date.now() - minutesAgo * 60_000 });
+    const group = (g: string, n: number, minutesAgo: number) => Array.from({ length: n }, (_, i) => at({ ...summary(`${g}-${i + 1}`, "rejected", g, i + 1), attempt: { group: g, number: i + 1, of: n, label: `attempt ${i + 1}`, chosen: false } }, minutesAgo));
+    const three = [...group("g3", 2, 1), ...group("g2", 3, 2), ...group("g1", 3, 3)];
+    const g = sidebarGroups(three, new Date());
+    const rows = sidebarEntries(g).today;
+    expect(rows.map((r) => (r.kind === "group" ? `${r.group}:${r.attempts.length}` : "one"))).toEqual(["g3:2", "g2:3", "g1:3"]);
+    expect(g.moreToday, "three rows are within the limit").toBe(false);
+    const singles = Array.from({ length: 6 }, (_, i) => at(summary(`s${i}`, "completed"), 0.5));
+    const full = sidebarGroups([...singles, ...group("g1", 3, 3)], new Date());
+    expect(sidebarEntries(full).today.every((r) => r.kind === "session"), "six newer rows fill the list").toBe(true);
+    expect(full.moreToday).toBe(true);
+  });
+
   it("Settings' attempts limit can be emptied and retyped: clearing it and typing 2 gives 2, not 12", async () => {
     mockIPC(() => null);
     const seen: number[] = [];
