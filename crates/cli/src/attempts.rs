@@ -273,7 +273,7 @@ pub fn print_ranking(r: &GroupRanking, json: bool) {
         let end = if e.ended { e.end_reason.map(|x| x.as_str()).unwrap_or("ended") } else { "still running" };
         // Refused in its own review: listed, with what it did, but no longer among the choices.
         let end = if e.refused { format!("{end}, rejected by you: out of the choice") } else { end.to_string() };
-        let cost = e.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_else(|| format!("{} tokens", e.tokens));
+        let cost = e.cost_usd.map(|c| format!("${c:.4} · {} tokens", e.tokens)).unwrap_or_else(|| format!("{} tokens", e.tokens));
         let chosen = if r.chosen.as_ref() == Some(&e.session) { " · chosen" } else { "" };
         if e.ended && !e.reviewed {
             // No review: no evidence to show, only why. Its worktree stays: "no work to review"

@@ -785,7 +785,8 @@ mod tests {
     fn an_attempt_sent_back_is_reviewed_whole_again() {
         use finishline_engine::domain::{DecidedBy, Decision, GroupId, RequestId};
         use finishline_engine::event::EngineEvent;
-        let attempt = EngineEvent::AttemptStarted { group: GroupId("g".into()), number: 1, of: 2, label: "Codex".into(), evaluator: None, evaluator_provider: None };
+        let attempt =
+            EngineEvent::AttemptStarted { group: GroupId("g".into()), number: 1, of: 2, label: "Codex".into(), evaluator: None, evaluator_provider: None };
         let sent_back = EngineEvent::ReviewResolved {
             review_id: RequestId("r".into()),
             decision: Decision::RequestChanges,

@@ -139,3 +139,40 @@ fn stats_alone_prints_both_figures_and_takes_its_options_before_or_after_the_fig
     let data_first = std::process::Command::new(support::cli::bin()).arg("stats").arg("--data-dir").arg(&e.data).arg("agents").output().unwrap();
     assert!(String::from_utf8_lossy(&data_first.stdout).contains("agent"), "{}", String::from_utf8_lossy(&data_first.stderr));
 }
+
+/// An agent that says "Done!" in its reply, without the `complete_task` claim, while the
+/// evaluator finds work left, was caught claiming done as much as one that called the tool: the
+/// agents' figures count it. Words that only report progress are no claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_said_in_words_and_refused_by_the_evaluator_counts_as_a_false_claim() {
+    use fake_llm::{FakeServer, Protocol};
+    use serde_json::json;
+    let verdict = |done: bool| {
+        json!({"done": done, "summary": if done { "both lines are there" } else { "the second line is missing" }, "remaining": if done { json!([]) } else { json!(["write the second line"]) },
+            "continuation_prompt": "Write the second line.", "is_stuck": false, "stuck_reason": ""})
+        .to_string()
+    };
+    let server = FakeServer::start(
+        serde_json::from_value(json!({"rules": [
+            {"when": {"kind": "evaluator", "any_message_contains": "second line"}, "reply": {"text": verdict(true)}},
+            {"when": {"kind": "evaluator"}, "reply": {"text": verdict(false)}},
+            {"when": {"kind": "agent", "last_message_contains": "Wrote notes.md"}, "reply": {"text": "Done! notes.md is written."}},
+            {"when": {"kind": "agent", "last_message_contains": "Write the second line"}, "reply": {"text": "Adding the second line.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "one\nsecond line\n"}}]}},
+            {"when": {"kind": "agent", "last_message_contains": "Created notes.md"}, "reply": {"text": "Done! notes.md is written."}},
+            {"when": {"kind": "agent"}, "reply": {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "one\n"}}]}}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().to_string();
+    let run = tokio::task::block_in_place(|| {
+        finishline(&["run", "write notes.md with two lines", "--workspace", &ws, "--base-url", &url, "--model", "m", "--json", "--review", "approve"], &e.data)
+    });
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let stats = lines(&finishline(&["stats", "agents", "--json"], &e.data));
+    assert_eq!(stats[0]["false_claims"], 1, "the agent said it was done and was not: {stats:?}");
+    assert_eq!(stats[0]["verified_done"], 1, "{stats:?}");
+}

@@ -205,8 +205,8 @@ pub enum EngineEvent {
         /// instead of being sent as its own message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answers_call: Option<String>,
-        /// The agent had claimed the task done, and the evidence sent it back: a false claim,
-        /// counted in the trust figures per agent.
+        /// The agent had claimed the task done (with `complete_task`, or in its reply: "Done!"),
+        /// and the evidence sent it back: a false claim, counted in the trust figures per agent.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         refused_claim: bool,
     },

@@ -9,7 +9,8 @@
 //! - [`audit`]: gamed checks in a run's changes (assertions removed, tests skipped), pure;
 //! - [`criteria`]: the person's line comments as criteria the next run is judged on;
 //! - [`ranking`]: attempts of one task side by side, ranked by a rule the person can read, pure;
-//! - [`comparison`]: the evaluator's word on two attempts, which never overrides the rule, pure.
+//! - [`comparison`]: the evaluator's word on two attempts, which never overrides the rule, pure;
+//! - [`said_done`]: whether the agent's words claim it finished, without the tool, pure.
 
 pub mod audit;
 pub mod comparison;
@@ -20,4 +21,5 @@ pub mod ladder;
 pub mod prompt;
 pub mod ranking;
 pub mod runaway;
+pub mod said_done;
 pub mod stuck;

@@ -31,7 +31,10 @@ export function ordinal(n: number): string {
 
 function Evidence({ a }: { a: RankedAttempt }) {
   const e = a.evidence;
-  const cost = e.cost_usd !== null ? `$${e.cost_usd.toFixed(4)}` : `${e.tokens.toLocaleString()} tokens`;
+  // Tokens always, beside the price where every model has one: a card with a price and one
+  // without can still be set side by side.
+  const tokens = `${e.tokens.toLocaleString()} tokens`;
+  const cost = e.cost_usd !== null ? `$${e.cost_usd.toFixed(4)} · ${tokens}` : tokens;
   return (
     <dl className="attempt-evidence" data-testid="attempt-evidence">
       <div>
@@ -58,7 +61,9 @@ function Evidence({ a }: { a: RankedAttempt }) {
       </div>
       <div>
         <dt>Cost</dt>
-        <dd title={e.reviewed ? "What it spent to reach its first review: rounds you asked for after that are not counted against it" : undefined}>{cost}</dd>
+        <dd title={e.reviewed ? "What it spent to reach its first review: rounds you asked for after that are not counted against it" : undefined} data-testid="attempt-cost">
+          {cost}
+        </dd>
       </div>
       <div>
         <dt>Time</dt>

@@ -673,7 +673,8 @@ const DONE_SENTENCE = [
 ];
 
 /** Whether words read as the agent saying it finished ("Done!", "The task is complete."),
- * judged on its last few sentences, and never when they are negated ("not done yet"). */
+ * judged on its last few sentences, and never when they are negated ("not done yet"). The same
+ * rule as the engine's `judge::said_done`, which counts such a claim refused as a false one. */
 export function saysDone(text: string): boolean {
   const sentences = text
     .toLowerCase()

@@ -511,6 +511,24 @@ describe("attempts side by side", () => {
     await waitFor(() => expect(screen.getByTestId("history-search")).toHaveFocus());
   });
 
+  it("every card's cost gives its tokens, so one with a price and one without can still be compared", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "attempt 1", { cost_usd: 0.0074, tokens: 4671 }), above_next: null },
+        { rank: 2, evidence: evidence("s2", "attempt 2", { cost_usd: null, tokens: 5299 }), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("attempt-cost")).toHaveLength(2));
+    expect(screen.getAllByTestId("attempt-cost").map((c) => c.textContent)).toEqual([`$0.0074 · ${(4671).toLocaleString()} tokens`, `${(5299).toLocaleString()} tokens`]);
+  });
+
   it("a group with nothing to land says why in its attempts' own terms: one that only answered did not fail", async () => {
     const group = (ends: [string, string]): GroupRanking => ({
       group: "g1",

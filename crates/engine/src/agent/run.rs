@@ -632,7 +632,13 @@ impl Run {
                     if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), remaining.clone()).await? {
                         return Ok(None);
                     }
-                    let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success);
+                    // Caught claiming done: with the tool, or in its reply ("Done!") when the
+                    // checks or the evaluator then found work left. Asking for the tool's claim
+                    // after a "Done!" (missing completion) refuses nothing yet.
+                    let said_done = evidence.claim.is_none()
+                        && matches!(source, ContinuationSource::Verification | ContinuationSource::Evaluator | ContinuationSource::TodoGate)
+                        && crate::judge::said_done::says_done(&evidence.last_text);
+                    let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success) || said_done;
                     self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;
                     return Ok(Some(()));
                 }
