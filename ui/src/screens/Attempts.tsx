@@ -433,7 +433,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         </button>
       </div>
       {tab === "ranking" ? (
-        <ol className="attempt-list" data-testid="attempt-list">
+        <ol className={`attempt-list${shown ? " one-column" : ""}`} data-testid="attempt-list">
           {ranking.ranking.map((a, i) => {
             const e = a.evidence;
             const { rank, level, tied } = places[i];

@@ -676,8 +676,11 @@ describe("attempts side by side", () => {
       return null;
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
-    await userEvent.click((await screen.findAllByTestId("attempt-diff-toggle"))[0]);
+    const toggles = await screen.findAllByTestId("attempt-diff-toggle");
+    expect(screen.getByTestId("attempt-list")).not.toHaveClass("one-column");
+    await userEvent.click(toggles[0]);
     expect(await screen.findByTestId("attempt-diff-error")).toHaveTextContent(/the diff could not be read: database is locked/i);
+    expect(screen.getByTestId("attempt-list"), "the cards go one to a row, leaving no hole beside a card shown whole").toHaveClass("one-column");
   });
 
   it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {
