@@ -544,7 +544,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           })}
         </ol>
       ) : (
-        <Differences diffs={diffs} />
+        <Differences diffs={diffs} leftOut={ranking.ranking.filter((a) => !a.evidence.reviewed).map((a) => `${a.evidence.label} (${a.evidence.ended ? "ended with no work to review" : "still running"})`)} />
       )}
     </section>
   );
@@ -720,16 +720,33 @@ export function DiffLines({ diff }: { diff: string }) {
   );
 }
 
-/** The files the attempts changed, those they left differently first, each attempt's diff beside the others. */
-function Differences({ diffs }: { diffs: FileDifference[] | null }) {
+/** The files the attempts changed, those they left differently first, each attempt's diff beside
+ * the others. Only attempts with work to review are compared: `leftOut` names the others, each
+ * with why, so that none is silently missing. */
+function Differences({ diffs, leftOut }: { diffs: FileDifference[] | null; leftOut: string[] }) {
   if (!diffs) return <p className="muted">Comparing…</p>;
-  if (diffs.length === 0) return <p className="muted" data-testid="differences-none">No attempt with work to review changed a file.</p>;
+  const notAmong =
+    leftOut.length > 0 ? (
+      <p className="muted small" data-testid="differences-left-out">
+        Not among them: {leftOut.join(", ")}.
+      </p>
+    ) : null;
+  if (diffs.length === 0)
+    return (
+      <>
+        <p className="muted" data-testid="differences-none">
+          No attempt with work to review changed a file.
+        </p>
+        {notAmong}
+      </>
+    );
   const differ = diffs.filter((d) => !d.same).length;
   return (
     <div className="differences" data-testid="differences">
       <p className="muted small">
         {differ === 0 ? "Every attempt made the same changes: choosing between them changes nothing in the files." : `${differ} of ${diffs.length} file${diffs.length === 1 ? "" : "s"} ${differ === 1 ? "differs" : "differ"} between the attempts.`}
       </p>
+      {notAmong}
       {diffs.map((d) => (
         <details key={d.path} className="panel difference" open={!d.same} data-testid="difference" data-path={d.path} data-same={d.same ? "yes" : "no"}>
           <summary>

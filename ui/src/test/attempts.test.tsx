@@ -529,6 +529,28 @@ describe("attempts side by side", () => {
     expect(screen.getAllByTestId("attempt-cost").map((c) => c.textContent)).toEqual([`$0.0074 · ${(4671).toLocaleString()} tokens`, `${(5299).toLocaleString()} tokens`]);
   });
 
+  it("the differences name the attempts they leave out: one still running, one that ended with no work to review", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      all_ended: false,
+      places: ["–", "–", "–"],
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
+        { rank: 0, evidence: evidence("s2", "Gemini CLI", { ended: false, end_reason: null, review: null, reviewed: false }), above_next: null },
+        { rank: 0, evidence: evidence("s3", "model-c", { end_reason: "conversation_unchecked", review: null, reviewed: false, files: 0, diff_lines: 0 }), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "busy", "g1", 2), summary("s3", "idle", "g1", 3)];
+      if (cmd === "attempt_differences") return [{ path: "greet.py", same: true, versions: [{ session: "s1", label: "Codex", kind: "created", diff: "+hi" }] }];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("tab-differences"));
+    expect(await screen.findByTestId("differences-left-out")).toHaveTextContent("Not among them: Gemini CLI (still running), model-c (ended with no work to review).");
+  });
+
   it("a group with nothing to land says why in its attempts' own terms: one that only answered did not fail", async () => {
     const group = (ends: [string, string]): GroupRanking => ({
       group: "g1",
