@@ -97,6 +97,31 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // What an action said takes the focus when the button that started it went with it (Land,
+  // Cancel, Compare, Reject every attempt): otherwise the focus falls to the page, and the next
+  // Tab starts again from the sidebar.
+  const said = useRef<HTMLParagraphElement>(null);
+  const saidError = useRef<HTMLParagraphElement>(null);
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current) return;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    const to = saidError.current ?? said.current;
+    if (lost && to) {
+      refocus.current = false;
+      to.focus();
+    }
+  });
+  // The person's next click or key is theirs: a later refresh does not move the focus.
+  useEffect(() => {
+    const mine = () => (refocus.current = false);
+    document.addEventListener("pointerdown", mine, true);
+    document.addEventListener("keydown", mine, true);
+    return () => {
+      document.removeEventListener("pointerdown", mine, true);
+      document.removeEventListener("keydown", mine, true);
+    };
+  }, []);
   // What the evaluator's comparison came to, kept: it may end while the person is elsewhere, and
   // it stays true of the ranking it ordered. A decision's own words are not kept: the ranking
   // shows what was chosen or put away.
@@ -261,6 +286,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   // The attempts besides `a` that choosing it would set aside: not those already rejected.
   const openOthers = (a: RankedAttempt) => (ranking?.ranking ?? []).filter((o) => o.evidence.session !== a.evidence.session && statusOf(o.evidence.session) !== "rejected").length;
   const choose = async (a: RankedAttempt) => {
+    refocus.current = true;
     setBusy(true);
     setError(null);
     setNotice(null);
@@ -284,6 +310,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     }
   };
   const rejectAll = async () => {
+    refocus.current = true;
     setConfirmReject(false);
     setBusy(true);
     setError(null);
@@ -310,7 +337,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   const unanswered = pairs.filter((a) => !answered(a)).length;
   const compareLabel =
     pairs.every((a) => !a.evaluator) ? "Ask the evaluator to compare" : pairs.every((a) => a.evaluator) && evaluatorModel ? `Ask ${evaluatorModel} too` : "Ask the evaluator about the rest";
-  const compare = () => void follow(true);
+  const compare = () => {
+    refocus.current = true;
+    void follow(true);
+  };
   const stopComparing = async () => {
     setStopping(true);
     stopped.current = true;
@@ -322,6 +352,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     }
   };
   const cancelRunning = async () => {
+    refocus.current = true;
     setConfirmCancel(null);
     if (cancelling) return;
     setCancelling(true);
@@ -329,6 +360,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     try {
       const n = await ipc.cancelAttempts(group);
       setNotice(n === 0 ? "No attempt was running here." : `${n} attempt${n === 1 ? " was" : "s were"} cancelled.`);
+      load();
     } catch (e) {
       setError((e as AppError).message);
     } finally {
@@ -396,12 +428,12 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens so far, not counted as the attempts' own.`}
       </p>
       {(notice ?? compared) && (
-        <p className="notice" role="status" data-testid="attempts-notice">
+        <p className="notice" role="status" data-testid="attempts-notice" ref={said} tabIndex={-1}>
           {notice ?? compared}
         </p>
       )}
       {(error ?? compareError) && (
-        <p className="field-error" role="alert">
+        <p className="field-error" role="alert" ref={saidError} tabIndex={-1}>
           {error ?? compareError}
         </p>
       )}

@@ -1121,6 +1121,36 @@ describe("attempts side by side", () => {
     expect(cancels).toHaveLength(1);
   });
 
+  it("once the running attempts are cancelled and their button goes, the focus is on what was said, not lost to the page", async () => {
+    let cancelled = false;
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group")
+        return {
+          ...ranking(),
+          all_ended: cancelled,
+          places: ["–", "–"],
+          ranking: [1, 2].map((n) => ({
+            rank: 0,
+            evidence: evidence(`s${n}`, `attempt ${n}`, cancelled ? { end_reason: "cancelled", review: null, reviewed: false } : { ended: false, review: null, reviewed: false }),
+            above_next: null,
+          })),
+        };
+      if (cmd === "list_sessions") return [summary("s1", cancelled ? "cancelled" : "busy", "g1", 1), summary("s2", cancelled ? "cancelled" : "busy", "g1", 2)];
+      if (cmd === "cancel_attempts") {
+        cancelled = true;
+        return 2;
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("attempts-cancel"));
+    await user.click(await screen.findByTestId("attempts-cancel-confirm"));
+    expect(await screen.findByText("2 attempts were cancelled.")).toBeTruthy();
+    await waitFor(() => expect(screen.queryByTestId("attempts-cancel")).toBeNull(), { timeout: 5000 });
+    await waitFor(() => expect(screen.getByTestId("attempts-notice")).toHaveFocus());
+  });
+
   /** A group of two whose first attempt (Claude Code) the person rejected in its own review; the
    * other (Codex) waits for review. Its Attempts screen, rendered. */
   const oneRejectedAlready = () => {
