@@ -476,7 +476,11 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="card error" role="alert">
           <div className="card-head static">
-            <CircleSlash size={14} aria-hidden /> <Ticks text={item.message} />
+            {/* One span: in the row, each of the words and a `name` in them would be its own column. */}
+            <CircleSlash size={14} aria-hidden />{" "}
+            <span>
+              <Ticks text={item.message} />
+            </span>
           </div>
         </div>
       );
@@ -1168,7 +1172,18 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           {model.status === "failed" && model.lastErrorCode === "external_agent_auth" && model.login && <AgentLogin sessionId={sessionId} login={model.login} onLoggedIn={retry} />}
           {model.status === "failed" && model.lastErrorCode && PROVIDER_FAILURES[model.lastErrorCode] && (
             <div className="notice row" role="alert" data-testid="failure-actions">
-              <span className="grow">{PROVIDER_FAILURES[model.lastErrorCode]} Fix it in Settings, or try again: the run goes on from where it stopped.</span>
+              <span className="grow">
+                {PROVIDER_FAILURES[model.lastErrorCode]}{" "}
+                {/* A session keeps the model it started with: Settings' model is for new tasks. */}
+                {model.lastErrorCode === "provider_not_found" && model.model ? (
+                  <>
+                    This session keeps the model it started with, <code>{model.model}</code>: if that name is wrong, start the task again with the right one{model.attempt ? " (new attempts)" : ""}; the
+                    provider&apos;s address is in Settings. Retry goes on from where it stopped.
+                  </>
+                ) : (
+                  "Fix it in Settings, or try again: the run goes on from where it stopped."
+                )}
+              </span>
               <button className="btn primary" onClick={() => void retry()} disabled={sending} data-testid="retry-run">
                 <RefreshCw size={14} aria-hidden /> Retry
               </button>

@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -113,6 +113,26 @@ describe("History and live runs", () => {
 });
 
 describe("errors with a way forward", () => {
+  it("a model name the provider does not know is named as the session's own, which Settings does not change", async () => {
+    seq = 0;
+    script(
+      [
+        ev({ type: "session_created", task: "say hello", workspace: "/ws", provider: "openai", model: "model-b" }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "error", code: "provider_not_found", message: "Not found (404): The model `model-b` does not exist or you do not have access to it." }),
+        ev({ type: "status_changed", status: "failed" }),
+      ],
+      [],
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={() => {}} />);
+    const way = await screen.findByTestId("failure-actions");
+    expect(way).toHaveTextContent("This session keeps the model it started with, model-b: if that name is wrong, start the task again with the right one; the provider's address is in Settings.");
+    expect(way).not.toHaveTextContent("Fix it in Settings");
+    const said = screen.getByText(/does not exist or you do not have access/);
+    expect(said.tagName, "the words and the name in them are one line of text, not columns").toBe("SPAN");
+    expect(within(said).getByText("model-b").tagName).toBe("CODE");
+  });
+
   it("a run that failed on the provider offers Retry and Open Settings", async () => {
     const calls: Call[] = [];
     seq = 0;
