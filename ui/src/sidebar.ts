@@ -8,9 +8,10 @@ export const WAITING: SessionStatus[] = ["awaiting_review", "awaiting_approval"]
 export const STOPPED: SessionStatus[] = ["cancelled", "failed", "interrupted", "idle"];
 
 /** Whether the session waits for the person: a review or an answer, or work kept in a worktree
- * with nothing decided (an attempt's is decided with its group). */
+ * with nothing decided. An attempt's kept work waits with its group (landing one, or rejecting
+ * them all, decides it): a group whose attempts all stopped is still the person's to decide. */
 export function waitsForPerson(s: SessionSummary): boolean {
-  return WAITING.includes(s.status) || (STOPPED.includes(s.status) && !!s.work_dir && !s.attempt);
+  return WAITING.includes(s.status) || (STOPPED.includes(s.status) && !!s.work_dir);
 }
 
 export interface SidebarGroups {

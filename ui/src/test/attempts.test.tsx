@@ -118,6 +118,13 @@ describe("attempts side by side", () => {
     expect(e.waiting).toHaveLength(0);
   });
 
+  it("a group whose attempts all stopped with their worktrees kept waits for the person: nothing is decided yet", () => {
+    const kept = (id: string, status: SessionSummary["status"], n: number) => ({ ...summary(id, status, "g1", n), work_dir: `/data/worktrees/${id}` });
+    const e = sidebarEntries(sidebarGroups([kept("a", "idle", 1), kept("b", "failed", 2)], new Date()));
+    expect(e.waiting.map((r) => (r.kind === "group" ? r.attempts.length : 0)), "the group waits, whole").toEqual([2]);
+    expect(e.today).toHaveLength(0);
+  });
+
   it("today's list counts a group as one row and never cuts a group's attempts short", () => {
     const at = (s: SessionSummary, minutesAgo: number) => ({ ...s, created_ms: Date.now() - minutesAgo * 60_000 });
     const group = (g: string, n: number, minutesAgo: number) => Array.from({ length: n }, (_, i) => at({ ...summary(`${g}-${i + 1}`, "rejected", g, i + 1), attempt: { group: g, number: i + 1, of: n, label: `attempt ${i + 1}`, chosen: false } }, minutesAgo));
