@@ -127,6 +127,16 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   // shows what was chosen or put away.
   const [compared, setCompared] = useKeptState(`finishline.attempts.compared.${group}`);
   const [compareError, setCompareError] = useKeptState(`finishline.attempts.compareError.${group}`);
+  // An attempt that changed since (sent back, continued) loses the evaluator's word on its pair:
+  // the sentence that it compared them would no longer be true of what is shown.
+  const answeredBefore = useRef<number | null>(null);
+  useEffect(() => {
+    if (!ranking) return;
+    const now = ranking.ranking.filter((a) => a.evaluator).length;
+    if (answeredBefore.current !== null && now < answeredBefore.current && compared)
+      setCompared("An attempt changed since the evaluator compared them, so its word on that pair is gone: ask again to compare them as they are now.");
+    answeredBefore.current = now;
+  }, [ranking, compared, setCompared]);
   // Cancel the running attempts: asked first, as a session's cancel is; sent once, however
   // often pressed meanwhile.
   // How many were running when asked: the question keeps its words while they end.

@@ -2,6 +2,7 @@ import { act, fireEvent, render, renderHook, screen, waitFor, within } from "@te
 import { useAttemptProgress } from "../attemptProgress";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { useState } from "react";
 import type { Compared, EndReason, GroupRanking, SessionSummary } from "../ipc";
@@ -556,6 +557,26 @@ describe("attempts side by side", () => {
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     await userEvent.click(await screen.findByTestId("tab-differences"));
     expect(await screen.findByTestId("differences-left-out")).toHaveTextContent("Not among them: Gemini CLI (still running), model-c (ended with no work to review).");
+  });
+
+  it("when an attempt changes after the evaluator compared it, its word goes and so does the sentence that it compared them", async () => {
+    const word = { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "the second says more", model: "judge-m" };
+    let state: GroupRanking = { ...ranking(), ranking: [{ ...ranking().ranking[0], evaluator: word }, ranking().ranking[1]] };
+    mockIPC(
+      (cmd) => {
+        if (cmd === "attempt_group") return state;
+        if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+        return null;
+      },
+      { shouldMockEvents: true },
+    );
+    sessionStorage.setItem("finishline.attempts.compared.g1", "The evaluator (judge-m) compared one pair of neighbours. Its word orders only attempts the rule finds equal.");
+    onTestFinished(() => sessionStorage.removeItem("finishline.attempts.compared.g1"));
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("compared one pair");
+    state = ranking();
+    await emit("history-changed", "s2");
+    await waitFor(() => expect(screen.getByTestId("attempts-notice")).toHaveTextContent("An attempt changed since the evaluator compared them, so its word on that pair is gone: ask again to compare them as they are now."));
   });
 
   it("a group with nothing to land says why in its attempts' own terms: one that only answered did not fail", async () => {
