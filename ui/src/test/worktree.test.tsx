@@ -323,11 +323,11 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("reject")).toBeEnabled();
   });
 
-  it("a follow-up's review says Approve lands the earlier rounds' files too", async () => {
-    const events = reviewWaiting() as EngineEvent[];
-    // A first round answered with Request changes, then the follow-up's commit and review.
+  /** `events` with a first round answered with Request changes spliced in at `at`, then the
+   * follow-up's commit: its review is the one `reviewWaiting` ends with. Rendered. */
+  const sentBackOnce = (events: EngineEvent[], at: number) => {
     events.splice(
-      3,
+      at,
       0,
       { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "first.rs", kind: "created", diff: "+a" }], verification: [] },
       { type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "also parser.rs", reverted: false },
@@ -339,26 +339,17 @@ describe("a task in its own worktree", () => {
       () => undefined,
     );
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+  };
+
+  it("a follow-up's review says Approve lands the earlier rounds' files too", async () => {
+    sentBackOnce(reviewWaiting() as EngineEvent[], 3);
     expect(await screen.findByTestId("earlier-rounds")).toHaveTextContent("Approve lands 1 more file from earlier rounds of this task, reviewed before: first.rs.");
     expect(screen.getByTestId("review-files-heading"), "the diff is this round's: a file both rounds changed shows only the second change").toHaveTextContent("Files changed since your last review (1)");
   });
 
   it("an attempt sent back shows its whole diff at the next review, not one since the last: choosing it lands the whole", async () => {
     const [created, ...rest] = reviewWaiting() as EngineEvent[];
-    const events = [created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest];
-    events.splice(
-      4,
-      0,
-      { type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "first.rs", kind: "created", diff: "+a" }], verification: [] },
-      { type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "also parser.rs", reverted: false },
-      { type: "task_committed", commit: "2222222", branch: worktree.branch, files_since_start: ["first.rs", "parser.rs"] },
-    );
-    seq = 0;
-    script(
-      events.map((e) => ev(e)),
-      () => undefined,
-    );
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    sentBackOnce([created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest], 4);
     await screen.findByTestId("approve");
     expect(screen.getByTestId("review-files-heading")).toHaveTextContent(/^Files changed \(1\)$/);
     expect(screen.queryByTestId("earlier-rounds"), "an attempt's review already shows every round").toBeNull();
