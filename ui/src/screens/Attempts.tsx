@@ -418,6 +418,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
       {confirmLand && (
         <ConfirmLand
           attempt={confirmLand}
+          below={belowFirst(ranking, places, confirmLand)}
           lands={landsAs(landingNow, ranking.base_branch ?? null)}
           keepsBranch={landingNow === "branch"}
           others={openOthers(confirmLand)}
@@ -663,8 +664,18 @@ export function landsAs(mode: LandingMode, branch: string | null): string {
   }
 }
 
+/** "It is ranked 2nd: Codex is ranked first.": said before landing one the rule placed lower. */
+function belowFirst(ranking: GroupRanking, places: ReturnType<typeof placesOf>, a: RankedAttempt): string | null {
+  const i = ranking.ranking.findIndex((r) => r.evidence.session === a.evidence.session);
+  const rank = places[i]?.rank ?? 0;
+  const first = ranking.ranking[0];
+  if (rank <= 1 || !first || places[0]?.rank !== 1) return null;
+  return `It is ranked ${ordinal(rank)}: ${first.evidence.label} is ranked first.`;
+}
+
 function ConfirmLand({
   attempt,
+  below,
   lands,
   keepsBranch,
   others,
@@ -673,6 +684,7 @@ function ConfirmLand({
   onLand,
 }: {
   attempt: RankedAttempt;
+  below: string | null;
   lands: string;
   keepsBranch: boolean;
   others: number;
@@ -689,6 +701,7 @@ function ConfirmLand({
   return (
     <AlertDialog title={choosing ? `Choose ${attempt.evidence.label}?` : `Land ${attempt.evidence.label}?`} testid="attempt-land-dialog" onEscape={onKeep} describedBy="land-body">
       <p id="land-body">
+        {below && `${below} `}
         {nothing ? "It changed no file, so nothing lands. " : `${lands} `}
         {others > 0 && (
           <>

@@ -1292,6 +1292,10 @@ describe("attempts side by side", () => {
     expect(screen.queryByTestId("attempt-land-dialog")).toBeNull();
     expect(chosen).toBeNull();
     expect(document.activeElement, "the focus goes back to the button that asked").toBe(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    expect(asked, "the first is not told it is below anyone").not.toHaveTextContent("ranked first");
+    await user.click(within((await screen.findAllByTestId("attempt"))[1]).getByTestId("attempt-land"));
+    expect(await screen.findByTestId("attempt-land-dialog"), "landing one placed lower says so first").toHaveTextContent("It is ranked 2nd: Codex is ranked first.");
+    await user.keyboard("{Escape}");
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent("Codex chosen. Landed on main as abcdef1 (1 file). The other attempt was rejected and its worktree removed.");
