@@ -63,8 +63,11 @@ function matchCount(rows: number, sessions: number, query: string): string {
 
 const RUNNING: SessionStatus[] = ["busy", "retry", "queued", "awaiting_approval"];
 
-/** A group's row: the chosen attempt's outcome (else the most urgent state of any attempt), with
- * the tokens of every attempt and the time of the longest. */
+/** Stopped attempts, the one to go on from first: a group with one that answered did not fail. */
+const STOPPED_BEST: SessionStatus[] = ["idle", "interrupted", "cancelled", "failed"];
+
+/** A group's row: the chosen attempt's outcome (else the most urgent state of any attempt, and of
+ * stopped ones the best), with the tokens of every attempt and the time of the longest. */
 function groupRow(attempts: SessionSummary[]): SessionSummary {
   const chosen = attempts.find((a) => a.attempt?.chosen);
   const first = chosen ?? attempts[0];
@@ -72,6 +75,7 @@ function groupRow(attempts: SessionSummary[]): SessionSummary {
     chosen?.status ??
     attempts.find((a) => RUNNING.includes(a.status))?.status ??
     attempts.find((a) => a.status === "awaiting_review")?.status ??
+    STOPPED_BEST.find((s) => attempts.some((a) => a.status === s)) ??
     first.status;
   const sum = (k: keyof SessionSummary["tokens"]) => attempts.reduce((n, a) => n + a.tokens[k], 0);
   return {

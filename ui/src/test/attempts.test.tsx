@@ -266,6 +266,13 @@ describe("attempts side by side", () => {
     expect(within(row).getByTestId("status-badge"), "the group's own state, not its rejected attempt's").toHaveTextContent("Completed");
   });
 
+  it("History's row of an undecided group whose attempts stopped says the state of its best one, not a failed one's", async () => {
+    mockIPC((cmd) => (cmd === "list_sessions" ? [summary("c", "failed", "g1", 3), summary("a", "idle", "g1", 1), summary("b", "cancelled", "g1", 2)] : null));
+    render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
+    const row = await screen.findByTestId("history-row");
+    expect(row, "two attempts ended well enough to go on from").toHaveAttribute("data-status", "idle");
+  });
+
   it("History exports a group none was chosen from whole, and saves it as such", async () => {
     const asked: unknown[] = [];
     mockIPC((cmd, args) => {
