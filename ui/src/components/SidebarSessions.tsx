@@ -23,7 +23,8 @@ export function SidebarSessions({
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const load = useCallback(() => {
     const active = ipc.listSessions({ statuses: [...WORKING, ...WAITING], limit: 50 });
-    const today = ipc.listSessions({ since_ms: startOfToday(new Date()), limit: 20 });
+    // Enough for the rows shown when some are groups of attempts (each up to Settings' limit).
+    const today = ipc.listSessions({ since_ms: startOfToday(new Date()), limit: 100 });
     // Work kept in a worktree that nobody decided on, from any day.
     const kept = ipc.listSessions({ statuses: STOPPED, kept_work: true, limit: 50 });
     Promise.all([active, today, kept]).then(
@@ -76,10 +77,12 @@ export function SidebarSessions({
       one(e.session, undefined, false, waits)
     ) : (
       <div key={e.group} className="side-attempts" data-testid="side-group" data-group={e.group}>
-        <button className="side-session side-group-head" aria-current={currentGroup === e.group ? "page" : undefined} onClick={() => onOpenGroup?.(e.group)} title={`${e.task}: compare the ${e.attempts.length} attempts`} data-testid="side-group-open">
+        <button className="side-session side-group-head" aria-current={currentGroup === e.group ? "page" : undefined} onClick={() => onOpenGroup?.(e.group)} title={`${e.task}: compare the ${groupSize(e.attempts)} attempts`} data-testid="side-group-open">
           <span className="side-session-title">{e.task}</span>
           <span className="side-meta">
-            <span className="badge side-badge">{e.attempts.length} attempt{e.attempts.length === 1 ? "" : "s"}</span>
+            <span className="badge side-badge">
+              {groupSize(e.attempts)} attempt{groupSize(e.attempts) === 1 ? "" : "s"}
+            </span>
             {waits && age(Math.max(...e.attempts.map((a) => a.updated_ms)))}
           </span>
         </button>
@@ -161,4 +164,9 @@ function SideTitle({ title, label }: { title: string; label?: string }) {
       )}
     </span>
   );
+}
+
+/** How many attempts a group has, as they were started: a list cut short still counts them all. */
+function groupSize(attempts: SessionSummary[]): number {
+  return Math.max(attempts.length, ...attempts.map((a) => a.attempt?.of ?? 0));
 }

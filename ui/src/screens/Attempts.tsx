@@ -9,6 +9,7 @@ import { AlertDialog } from "../components/AlertDialog";
 import { RANKING_RULE } from "../components/AttemptsPicker";
 import { compareOnce, comparisonOf } from "../comparing";
 import { AppError, ipc, type EndReason, type FileDifference, type GroupRanking, type LandingMode, type RankedAttempt, type SessionSummary } from "../ipc";
+import { Ticks } from "../components/Ticks";
 import { END_LABEL, landedText, listedState, STATUS_LABEL } from "../session/model";
 import { setAside } from "../sidebar";
 import { useHistoryChanges } from "../historyChanges";
@@ -33,7 +34,8 @@ function Evidence({ a }: { a: RankedAttempt }) {
   const e = a.evidence;
   // Tokens always, beside the price where every model has one: a card with a price and one
   // without can still be set side by side.
-  const tokens = `${e.tokens.toLocaleString()} tokens`;
+  // One unit: "3,523" and "tokens" are not split across lines.
+  const tokens = `${e.tokens.toLocaleString()}\u00a0tokens`;
   const cost = e.cost_usd !== null ? `$${e.cost_usd.toFixed(4)} · ${tokens}` : tokens;
   return (
     <dl className="attempt-evidence" data-testid="attempt-evidence">
@@ -516,7 +518,11 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                 {e.ended && !e.reviewed && (
                   <p className="small" data-testid="attempt-no-review">
                     Ended before a review{e.error ? ": " : "."}
-                    {e.error && <span className="field-error">{e.error}</span>}
+                    {e.error && (
+                      <span className="field-error">
+                        <Ticks text={e.error} />
+                      </span>
+                    )}
                     {/* Until the group is decided: choosing one, or rejecting them all, removes the others' worktrees. */}
                     {!decided && " Its worktree stays as it left it: open the attempt to go on."}
                   </p>

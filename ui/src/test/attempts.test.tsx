@@ -541,7 +541,7 @@ describe("attempts side by side", () => {
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     await waitFor(() => expect(screen.getAllByTestId("attempt-cost")).toHaveLength(2));
-    expect(screen.getAllByTestId("attempt-cost").map((c) => c.textContent)).toEqual([`$0.0074 · ${(4671).toLocaleString()} tokens`, `${(5299).toLocaleString()} tokens`]);
+    expect(screen.getAllByTestId("attempt-cost").map((c) => c.textContent)).toEqual([`$0.0074 · ${(4671).toLocaleString()}\u00a0tokens`, `${(5299).toLocaleString()}\u00a0tokens`]);
   });
 
   it("the differences name the attempts they leave out: one still running, one that ended with no work to review", async () => {
@@ -1002,7 +1002,7 @@ describe("attempts side by side", () => {
           chosen: null,
           put_away: false,
           ranking: [
-            { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "failed", review: null, reviewed: false, files: 0, diff_lines: 0, error: "the provider said 400: model b is not served here" }), above_next: null },
+            { rank: 1, evidence: evidence("s1", "attempt 1", { end_reason: "failed", review: null, reviewed: false, files: 0, diff_lines: 0, error: "the provider said 400: model `b` is not served here" }), above_next: null },
             { rank: 0, evidence: evidence("s2", "attempt 2", { ended: false, review: null, reviewed: false }), above_next: null },
           ],
         };
@@ -1011,7 +1011,8 @@ describe("attempts side by side", () => {
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const [failed] = await screen.findAllByTestId("attempt");
-    expect(within(failed).getByText(/model b is not served here/)).toBeTruthy();
+    expect(within(failed).getByTestId("attempt-no-review")).toHaveTextContent("the provider said 400: model b is not served here");
+    expect(within(failed).getByText("b").tagName, "a name in backticks is shown as code, not with its backticks").toBe("CODE");
     expect(within(failed).queryByTestId("attempt-evidence")).toBeNull();
     expect(within(failed).queryByText("1")).toBeNull();
     expect(within(failed).getAllByText("Failed")).toHaveLength(1);

@@ -126,7 +126,7 @@ describe("how long something has waited for the person", () => {
       vi.useRealTimers();
     });
     const hour = 3_600_000;
-    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
+    const group = { group: "g1", number: 1, of: 3, label: "Codex", chosen: false };
     const list: SessionSummary[] = [
       s("s-work", "busy", Date.now()),
       { ...s("s-old", "awaiting_review", Date.now() - 30 * hour), updated_ms: Date.now() - 26 * hour },
@@ -141,6 +141,7 @@ describe("how long something has waited for the person", () => {
     expect(ages, "the group (one decision) waits since its last attempt ended; yesterday's task says so").toEqual(["5 min", "1 d"]);
     expect(screen.getByTestId("side-working").querySelector("[data-testid=side-age]"), "a working task is not waiting").toBeNull();
     expect(screen.getByTestId("side-today").querySelector("[data-testid=side-age]"), "a finished task is not waiting").toBeNull();
+    expect(screen.getByTestId("side-group-open"), "of its own attempts, only those listed: it counts as many as were started").toHaveTextContent("3 attempts");
   });
 });
 
