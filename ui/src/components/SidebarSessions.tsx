@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { ipc, type SessionSummary } from "../ipc";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, sidebarTitles, startOfToday, STOPPED, waitingCount, waitingFor, WAITING, WORKING, type SidebarEntry } from "../sidebar";
 import { listedState } from "../session/model";
@@ -43,6 +43,19 @@ export function SidebarSessions({
     const timer = setInterval(() => setMinute((n) => n + 1), 60_000);
     return () => clearInterval(timer);
   }, []);
+  // What is open is brought into view once, when it opens (a group with its attempts): a list
+  // long enough to scroll left it below the fold. Later refreshes leave the person's scroll alone.
+  const list = useRef<HTMLDivElement>(null);
+  const shownOpen = useRef<string | null>(null);
+  const openKey = current ?? currentGroup ?? null;
+  useEffect(() => {
+    if (!openKey) shownOpen.current = null;
+    if (!openKey || shownOpen.current === openKey) return;
+    const at = list.current?.querySelector<HTMLElement>('[aria-current="page"]');
+    if (!at) return;
+    shownOpen.current = openKey;
+    (at.closest<HTMLElement>(".side-attempts") ?? at).scrollIntoView?.({ block: "nearest" });
+  });
   const now = new Date();
   // Since when an entry has waited for the person: its last event (a group: its last attempt's).
   const age = (sinceMs: number) => {
@@ -117,7 +130,7 @@ export function SidebarSessions({
   const working = entries.working.length;
   return (
     <>
-      <div className="side-sessions" aria-label="Sessions">
+      <div className="side-sessions" aria-label="Sessions" ref={list}>
         {section("Working", entries.working, "side-working")}
         {section("Waiting for you", entries.waiting, "side-waiting", waiting)}
         {section("Today", entries.today, "side-today")}

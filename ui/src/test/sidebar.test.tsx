@@ -145,6 +145,28 @@ describe("how long something has waited for the person", () => {
   });
 });
 
+describe("what is open, in the sidebar", () => {
+  it("brings an opened group into view with its attempts, once", async () => {
+    const scrolled: Element[] = [];
+    const before = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this);
+    };
+    onTestFinished(() => void (Element.prototype.scrollIntoView = before));
+    const group = { group: "g1", number: 1, of: 2, label: "Codex", chosen: false };
+    const list: SessionSummary[] = [
+      { ...s("s-a1", "awaiting_review", Date.now() - 1000), attempt: group },
+      { ...s("s-a2", "awaiting_review", Date.now() - 1000), attempt: { ...group, number: 2, label: "Claude Code" } },
+    ];
+    mockIPC((cmd) => (cmd === "list_sessions" ? list : null));
+    const { rerender } = render(<SidebarSessions current={null} currentGroup="g1" onOpen={() => {}} />);
+    await waitFor(() => expect(scrolled).toHaveLength(1));
+    expect(scrolled[0], "the group's block, its attempts too").toBe(screen.getByTestId("side-group"));
+    rerender(<SidebarSessions current={null} currentGroup="g1" onOpen={() => {}} />);
+    expect(scrolled, "a refresh leaves the person's scroll alone").toHaveLength(1);
+  });
+});
+
 describe("a review of work not verified done in the sidebar", () => {
   it("says how the run ended (stuck, said blocked) instead of the same badge verified work gets", async () => {
     const list: SessionSummary[] = [
