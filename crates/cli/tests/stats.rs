@@ -142,7 +142,7 @@ fn stats_alone_prints_both_figures_and_takes_its_options_before_or_after_the_fig
 
 /// An agent that says "Done!" in its reply, without the `complete_task` claim, while the
 /// evaluator finds work left, was caught claiming done as much as one that called the tool: the
-/// agents' figures count it. Words that only report progress are no claim.
+/// agents' figures count it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_done_said_in_words_and_refused_by_the_evaluator_counts_as_a_false_claim() {
     use fake_llm::{FakeServer, Protocol};
