@@ -71,17 +71,19 @@ const STOPPED_BEST: SessionStatus[] = ["idle", "interrupted", "cancelled", "fail
 function groupRow(attempts: SessionSummary[]): SessionSummary {
   const chosen = attempts.find((a) => a.attempt?.chosen);
   const first = chosen ?? attempts[0];
-  const status: SessionStatus =
-    chosen?.status ??
-    attempts.find((a) => RUNNING.includes(a.status))?.status ??
-    attempts.find((a) => a.status === "awaiting_review")?.status ??
-    STOPPED_BEST.find((s) => attempts.some((a) => a.status === s)) ??
-    first.status;
+  const shown =
+    chosen ??
+    attempts.find((a) => RUNNING.includes(a.status)) ??
+    attempts.find((a) => a.status === "awaiting_review") ??
+    STOPPED_BEST.map((s) => attempts.find((a) => a.status === s)).find((a) => a !== undefined) ??
+    first;
   const sum = (k: keyof SessionSummary["tokens"]) => attempts.reduce((n, a) => n + a.tokens[k], 0);
   return {
     ...first,
-    status,
-    end_reason: chosen ? chosen.end_reason : null,
+    status: shown.status,
+    // A stopped attempt's end says more than its status ("Answered, not checked", as the
+    // sidebar's badge says, not "Idle").
+    end_reason: chosen ? chosen.end_reason : STOPPED_BEST.includes(shown.status) ? shown.end_reason : null,
     created_ms: Math.min(...attempts.map((a) => a.created_ms)),
     duration_ms: Math.max(...attempts.map((a) => a.duration_ms)),
     tokens: { agent: sum("agent"), evaluator: sum("evaluator"), compaction: sum("compaction") },

@@ -267,10 +267,13 @@ describe("attempts side by side", () => {
   });
 
   it("History's row of an undecided group whose attempts stopped says the state of its best one, not a failed one's", async () => {
-    mockIPC((cmd) => (cmd === "list_sessions" ? [summary("c", "failed", "g1", 3), summary("a", "idle", "g1", 1), summary("b", "cancelled", "g1", 2)] : null));
+    mockIPC((cmd) =>
+      cmd === "list_sessions" ? [summary("c", "failed", "g1", 3), { ...summary("a", "idle", "g1", 1), end_reason: "conversation_unchecked" as const }, summary("b", "cancelled", "g1", 2)] : null,
+    );
     render(<History onNewTask={() => {}} onOpen={() => {}} onOpenGroup={() => {}} />);
     const row = await screen.findByTestId("history-row");
     expect(row, "two attempts ended well enough to go on from").toHaveAttribute("data-status", "idle");
+    expect(within(row).getByTestId("status-badge"), "in the sidebar's words").toHaveTextContent("Not checked");
   });
 
   it("History exports a group none was chosen from whole, and saves it as such", async () => {
