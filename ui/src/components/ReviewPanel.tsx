@@ -153,6 +153,10 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // One a comment on this review asks again is asked by that comment (the engine's `still_open`).
   const repeated = (c: { text: string }) => review.comments.some((n) => criterionOf(n) === c.text);
   const carried = review.criteria.filter((c) => c.state === "unmet" && !letGo.includes(c.id) && !repeated(c)).length;
+  // Let go, a comment not met is one the person has already accepted: Approve does not ask about
+  // it again, and the outcome counts it apart.
+  const letGoUnmet = review.criteria.filter((c) => c.state === "unmet" && letGo.includes(c.id)).length;
+  const unmetAsked = unmet - letGoUnmet;
   const comparing = useComparing(attempt?.group);
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
@@ -285,7 +289,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const approve = () => {
     const typed = unaddedComments(review.reviewId);
     setUnadded(typed);
-    if (review.comments.length > 0 || typed.length > 0 || typedFeedback || review.audit.length > 0 || unmet > 0) setConfirmApprove(true);
+    if (review.comments.length > 0 || typed.length > 0 || typedFeedback || review.audit.length > 0 || unmetAsked > 0) setConfirmApprove(true);
     else void decide("approve");
   };
   const approveButton = useRef<HTMLButtonElement>(null);
@@ -444,7 +448,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             <>
               {review.audit.length > 0 || review.endReason !== "verified_done" ? ", and " : ", but "}
               <strong className="audit-note" data-testid="review-outcome-unmet">
-                {unmet === 1 ? "1 of your comments is" : `${unmet} of your comments are`} not confirmed met (below)
+                {unmetAsked === 0
+                  ? `you let go of ${letGoUnmet === 1 ? "1 comment" : `${letGoUnmet} comments`} not met (below)`
+                  : `${unmetAsked === 1 ? "1 of your comments is" : `${unmetAsked} of your comments are`} not confirmed met${letGoUnmet > 0 ? `, and you let ${letGoUnmet} go` : ""} (below)`}
               </strong>
             </>
           )}
@@ -836,7 +842,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             // short of its steps, or a comment of the person's is not confirmed met.
             // Nor after a landing the agent can resolve: tried again unchanged, it meets the same
             // conflict (or the same failing check), and "Let the agent resolve it" is the way on.
-            className={review.audit.length > 0 || planUnfinished || unmet > 0 || (agentResolves && landing !== "branch") ? "btn" : "btn primary"}
+            className={review.audit.length > 0 || planUnfinished || unmetAsked > 0 || (agentResolves && landing !== "branch") ? "btn" : "btn primary"}
             disabled={busy || comparing}
             onClick={approve}
             ref={approveButton}
@@ -858,7 +864,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       </div>
       {confirmApprove && (
         <KeepOrGo
-          title={approveQuestion(attempt ? "Choose this attempt" : "Approve", review.comments.length + unadded.length, typedFeedback !== "", review.audit.length, unmet)}
+          title={approveQuestion(attempt ? "Choose this attempt" : "Approve", review.comments.length + unadded.length, typedFeedback !== "", review.audit.length, unmetAsked)}
           testid="confirm-approve"
           returnTo={approveButton}
           keep={unadded.length > 0 || typedFeedback ? "Go back to it" : "Keep reviewing"}
@@ -881,7 +887,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           )}
           {unadded.length > 0 && <Unadded files={unadded} />}
           {typedFeedback && <TypedFeedback text={typedFeedback} decision="approving" />}
-          <Unconfirmed audit={review.audit} criteria={review.criteria} />
+          <Unconfirmed audit={review.audit} criteria={review.criteria.filter((c) => !letGo.includes(c.id))} />
         </KeepOrGo>
       )}
       {confirmFeedbackReject && (

@@ -1966,6 +1966,37 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("feedback-carried")).toHaveTextContent("Your comment not met goes with it");
   });
 
+  it("a comment let go is accepted: the outcome counts it apart and Approve does not ask about it again", async () => {
+    const sent: string[] = [];
+    script(
+      waiting({
+        criteria: [
+          { id: "c1", text: "src/a.rs:2: use a named constant", state: "unmet", evidence: "src/a.rs was not changed since the comment" },
+          { id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" },
+        ],
+      }),
+      (cmd, args) => {
+        if (cmd === "submit_review") sent.push((args as { input: { decision: string } }).input.decision);
+        return cmd === "submit_review" ? { outcome: "decided", status: "completed", revert: null } : null;
+      },
+    );
+    const user = userEvent.setup();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const items = await screen.findAllByTestId("criterion");
+    expect(screen.getByTestId("review-outcome-unmet")).toHaveTextContent("2 of your comments are not confirmed met (below)");
+    await user.click(within(items[1]).getByTestId("criterion-let-go"));
+    expect(screen.getByTestId("review-outcome-unmet")).toHaveTextContent("1 of your comments is not confirmed met, and you let 1 go (below)");
+    await user.click(screen.getByTestId("approve"));
+    const asked = await screen.findByTestId("confirm-approve");
+    expect(asked).toHaveTextContent("with 1 of your comments not confirmed met?");
+    expect(asked, "the one let go is not named again").not.toHaveTextContent("add a test");
+    await user.keyboard("{Escape}");
+    await user.click(within(items[0]).getByTestId("criterion-let-go"));
+    expect(screen.getByTestId("review-outcome-unmet")).toHaveTextContent("you let go of 2 comments not met (below)");
+    await user.click(screen.getByTestId("approve"));
+    await waitFor(() => expect(sent, "both let go: approving asks nothing more").toEqual(["approve"]));
+  });
+
   it("keeps a comment let go, as the typed words are, across a visit elsewhere and back", async () => {
     const sent: { let_go?: string[] }[] = [];
     const events = waiting({ criteria: [{ id: "c2", text: "src/b.rs:1: add a test", state: "unmet", evidence: "src/b.rs was not changed since the comment" }] });
