@@ -245,6 +245,23 @@ export function App() {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
+  /** History, with one of its folded panels opened, brought into view and focused. */
+  const openInHistory = (testid: string) => {
+    setScreen("history");
+    let tries = 0;
+    const reveal = () => {
+      const panel = document.querySelector<HTMLDetailsElement>(`details[data-testid="${testid}"]`);
+      if (!panel) {
+        if (++tries < 50) setTimeout(reveal, 20);
+        return;
+      }
+      panel.open = true;
+      const head = panel.querySelector<HTMLElement>("summary");
+      head?.scrollIntoView?.({ block: "start" });
+      head?.focus();
+    };
+    setTimeout(reveal, 0);
+  };
   const paletteCommands = (): PaletteCommand[] => {
     const go = (s: Screen) => () => setScreen(s);
     const list: PaletteCommand[] = [
@@ -252,6 +269,9 @@ export function App() {
       { id: "history", label: "Go to History", hint: "Alt+2", run: go("history") },
       { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
       { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },
+      // The Trust figures are folded at the foot of History: named here, they open there.
+      { id: "trust-evaluator", label: "Trust: how far to trust the evaluator", run: () => openInHistory("trust-view") },
+      { id: "trust-agents", label: "Trust: how each agent has done", run: () => openInHistory("agent-trust-view") },
     ];
     // Offered only while a review waits on screen, and after the others: Ctrl+K then Enter, out
     // of habit, must not decide a review nobody read. A decision is picked by name.

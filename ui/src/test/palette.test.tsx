@@ -49,6 +49,27 @@ describe("the command palette", () => {
     expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
   });
 
+  it("typing trust opens History's trust figures, unfolded and focused", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [];
+        if (cmd === "evaluator_trust" || cmd === "agent_trust" || cmd === "checkpoint_usage") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("trust");
+    expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual(["Trust: how far to trust the evaluator", "Trust: how each agent has done"]);
+    await user.keyboard("{Enter}");
+    const panel = await screen.findByTestId("trust-view");
+    await waitFor(() => expect(panel).toHaveAttribute("open"));
+    expect(panel.querySelector("summary")).toHaveFocus();
+  });
+
   it("the window's shortcuts wait while a dialog asks: nothing opens under it, and the screen stays", async () => {
     mockIPC(
       (cmd) => {
