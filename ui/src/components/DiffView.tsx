@@ -188,11 +188,24 @@ function FileDiff(props: {
     }
   }, [file.diff]);
   const binary = file.diff.includes("Binary files ") || parsed?.isBinary;
+  // On the head j/k lead to: Enter folds the file; ↓ goes on to its first change, as n would
+  // (whose ↓ then goes into the lines), the way the hint's keys read from there.
+  const onHeadKeys = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    if (e.currentTarget !== e.target) return;
+    if (e.key === "Enter") props.onToggle();
+    else if (e.key === "ArrowDown") {
+      const first = e.currentTarget.closest(".file-change")?.querySelector<HTMLElement>(".diff-hunk-anchor");
+      if (!first) return;
+      e.preventDefault();
+      first.focus({ preventScroll: true });
+      (first.closest<HTMLElement>("tr") ?? first).scrollIntoView?.({ block: "nearest" });
+    }
+  };
   const kind = file.kind === "created" ? "created" : file.kind === "deleted" ? "deleted" : "modified";
   return (
     <div className="file-change" data-testid="file-change" data-path={file.path}>
       {/* Focused by j/k, not a Tab stop of its own: its toggle is (one stop per file). */}
-      <div className="file-head diff-file-head row" tabIndex={-1} onKeyDown={(e) => e.key === "Enter" && e.currentTarget === e.target && props.onToggle()}>
+      <div className="file-head diff-file-head row" tabIndex={-1} onKeyDown={onHeadKeys}>
         <button className="link-btn plain" onClick={props.onToggle} aria-expanded={open} data-testid="file-toggle">
           <span className={`kind kind-${file.kind}`}>{binary ? `${kind}, binary` : kind}</span> <code>{file.path}</code>
         </button>

@@ -1663,6 +1663,22 @@ describe("review that talks back", () => {
     view.unmount();
   });
 
+  it("↓ on a file's head (where j leads) goes on to its first change, and ↓ again into its lines, so the hint's keys read in order", async () => {
+    spyOnScrollIntoView();
+    const view = render(<DiffView files={[{ path: "src/a.rs", kind: "modified", diff }]} reviewId="r1" comments={[]} editable />);
+    await vi.waitFor(() => expect(view.container.querySelectorAll(".diff-hunk-anchor")).toHaveLength(1));
+    const user = userEvent.setup();
+    view.container.querySelector<HTMLElement>(".diff-file-head")!.focus();
+    await user.keyboard("{ArrowDown}");
+    expect(view.container.querySelector(".diff-hunk-anchor")).toHaveFocus();
+    await user.keyboard("{ArrowDown}");
+    expect(view.container.querySelector(".diff-lines"), "into the lines").toHaveFocus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("comment-box")).toHaveTextContent("Comment on line 1");
+    expect(screen.getByTestId("file-change"), "the file stays open").toContainElement(screen.getByTestId("comment-box"));
+    view.unmount();
+  });
+
   it("n from a line in a file's second change goes to the next file's change, not back to the file's first", async () => {
     spyOnScrollIntoView();
     const two = "diff --git a/src/m.rs b/src/m.rs\n--- a/src/m.rs\n+++ b/src/m.rs\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n@@ -10,2 +10,2 @@\n ten\n-eleven\n+ELEVEN\n";
