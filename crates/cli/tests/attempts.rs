@@ -132,7 +132,7 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     // A losing attempt's story says it was not chosen, not that the person rejected its work.
     let wrong_id = wrong["evidence"]["session"].as_str().unwrap();
     let md = String::from_utf8_lossy(&finishline(&["sessions", "show", wrong_id], &e.data).stdout).to_string();
-    assert!(md.contains("**Review decision:** not chosen: another attempt was landed (by auto)"), "{md}");
+    assert!(md.contains("**Review decision:** not chosen: another attempt was landed (automatically)"), "{md}");
     // Landed by --review approve, nobody looked: no person's verdict on the evaluator.
     let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
     assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
@@ -790,7 +790,7 @@ async fn two_attempts_with_work_are_compared_and_one_the_person_rejected_leaves_
     assert!(md.contains(&format!("- –. Finishline's agent (b) (`{}`) · rejected by you: out of the choice", sessions["b"])), "{md}");
     assert!(md.contains("None was chosen: you rejected Finishline's agent (b) in its own review, then the other 2 together."), "{md}");
     let told = String::from_utf8_lossy(&finishline(&["sessions", "show", &sessions["a"]], &e.data).stdout).to_string();
-    assert!(told.contains("**Review decision:** rejected with the other attempts (by person)\n"), "{told}");
+    assert!(told.contains("**Review decision:** rejected with the other attempts (by you)\n"), "{told}");
 }
 
 /// The evaluator's answer is about reviews waiting for the person: once one of them is decided
@@ -1096,7 +1096,7 @@ async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
     let row = listed.lines().find(|l| l.starts_with(sessions["b"].as_str())).unwrap_or_else(|| panic!("{listed}"));
     assert!(row.contains("[put away without a review]"), "{listed}");
     let md = String::from_utf8_lossy(&finishline(&["sessions", "export", sessions["b"].as_str()], &e.data).stdout).to_string();
-    assert!(md.contains("rejected (put away without a review)"), "{md}");
+    assert!(md.contains("**Status:** Rejected (put away without a review)"), "{md}");
 }
 
 /// Once the group is decided, an attempt continued by the person is a task like any other: a

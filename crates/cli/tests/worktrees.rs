@@ -3491,7 +3491,7 @@ async fn a_landing_that_conflicts_can_go_back_to_the_agent_from_a_script_and_the
         "a continuation from no budget has no count: {md}"
     );
     assert!(
-        md.contains("**Review decision:** let the agent resolve the landing (by person)"),
+        md.contains("**Review decision:** let the agent resolve the landing (by you)"),
         "the person sent it back to resolve, wrote no change request: {md}"
     );
     assert!(!md.contains("request_changes"), "{md}");

@@ -269,6 +269,22 @@ pub struct Todo {
 }
 
 impl SessionStatus {
+    /// How the window's badge names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            SessionStatus::Idle => "Idle",
+            SessionStatus::Queued => "Queued",
+            SessionStatus::Busy => "Working",
+            SessionStatus::Retry => "Retrying",
+            SessionStatus::AwaitingApproval => "Waiting for you",
+            SessionStatus::AwaitingReview => "Ready for review",
+            SessionStatus::Completed => "Completed",
+            SessionStatus::Rejected => "Rejected",
+            SessionStatus::Failed => "Failed",
+            SessionStatus::Cancelled => "Cancelled",
+            SessionStatus::Interrupted => "Interrupted",
+        }
+    }
     /// The spec's word for this value, as stored in SQL and shown in the CLI.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -306,6 +322,15 @@ impl SessionStatus {
 }
 
 impl Claim {
+    /// What the agent claimed, as a clause: "the agent made no explicit claim".
+    pub fn words(self) -> &'static str {
+        match self {
+            Claim::Success => "the agent claimed success",
+            Claim::Partial => "the agent said it is partly done",
+            Claim::Blocked => "the agent said it is blocked",
+            Claim::None => "the agent made no explicit claim",
+        }
+    }
     /// The spec's word for this value, as stored in SQL and shown in the CLI.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -327,6 +352,15 @@ impl Claim {
 }
 
 impl Verdict {
+    /// The evaluator's verdict in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Done => "done",
+            Verdict::NotDone => "not done",
+            Verdict::Stuck => "stuck",
+            Verdict::Unavailable => "no usable answer",
+        }
+    }
     /// The spec's word for this value, as stored in SQL and shown in the CLI.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -348,6 +382,29 @@ impl Verdict {
 }
 
 impl EndReason {
+    /// How the window names it (its review's outcome, a badge's hover): for what people read,
+    /// such as a session's Markdown.
+    pub fn words(self) -> &'static str {
+        match self {
+            EndReason::VerifiedDone => "Verified done",
+            EndReason::Unverified => "Not verified",
+            EndReason::ClaimedBlocked => "Agent says blocked",
+            EndReason::ClaimedPartial => "Agent says partly done",
+            EndReason::Stuck => "Stuck",
+            EndReason::CyclesExhausted => "Out of tries",
+            EndReason::TruncationExhausted => "Kept getting cut off",
+            EndReason::StepLimit => "Step limit reached",
+            EndReason::AgentTurnLimit => "Agent stopped at its own limit",
+            EndReason::PermissionDenied => "Permission denied",
+            EndReason::QuestionDeclined => "Question declined",
+            EndReason::Conversation => "Answered",
+            EndReason::ConversationUnchecked => "Answered, not checked",
+            EndReason::Cancelled => "Cancelled",
+            EndReason::Failed => "Failed",
+            EndReason::PlanFailed => "Plan failed",
+            EndReason::PlanBudgetSpent => "Plan budget spent",
+        }
+    }
     /// The spec's word for this value, as stored in SQL and shown in the CLI.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -407,12 +464,24 @@ impl Decision {
     /// changes (the review is answered and the agent goes on) but is not the person's request;
     /// an attempt set aside for another is stored as a reject but was not refused.
     pub fn told(self, occasion: Option<DecisionOccasion>) -> &'static str {
+        Self::told_as(occasion, self.as_str())
+    }
+    /// [`Decision::told`] for people to read: "changes requested", not the stored name.
+    pub fn told_in_words(self, occasion: Option<DecisionOccasion>) -> &'static str {
+        let words = match self {
+            Decision::Approve => "approved",
+            Decision::RequestChanges => "changes requested",
+            Decision::Reject => "rejected",
+        };
+        Self::told_as(occasion, words)
+    }
+    fn told_as(occasion: Option<DecisionOccasion>, plain: &'static str) -> &'static str {
         match occasion {
             Some(DecisionOccasion::ResolveLanding) => "let the agent resolve the landing",
             Some(DecisionOccasion::AnotherAttemptChosen) => "not chosen: another attempt was landed",
             Some(DecisionOccasion::EveryAttemptRejected) => "rejected with the other attempts",
             Some(DecisionOccasion::Other) => "decided on an occasion this version does not know",
-            None => self.as_str(),
+            None => plain,
         }
     }
     pub fn parse(s: &str) -> Option<Self> {

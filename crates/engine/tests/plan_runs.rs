@@ -116,7 +116,7 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     assert!(o.gap_free());
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
     for part in
-        ["**▤ Plan (3 steps):**", "2. **Write b.txt**: Write b.txt. (done when: b.txt exists)", "#### Step 2/3: Write b.txt", "*Step ended: verified_done*"]
+        ["**▤ Plan (3 steps):**", "2. **Write b.txt**: Write b.txt. (done when: b.txt exists)", "#### Step 2/3: Write b.txt", "*Step ended: Verified done*"]
     {
         assert!(md.contains(part), "the export shows the plan and each step ({part}):\n{md}");
     }
@@ -793,7 +793,12 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
         .unwrap();
     assert_eq!(on_step, (Some(Verdict::Done), Some("Step 2: Write b.txt".to_string())), "the step the budget ran out at");
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
-    assert!(md.contains("verdict done (on Step 2: Write b.txt, not the whole task), end reason plan_budget_spent"), "the export says whose it was too: {md}");
+    assert!(
+        md.contains(
+            "**Review requested:** Plan budget spent; the agent made no explicit claim; the evaluator said done (on Step 2: Write b.txt, not the whole task)"
+        ),
+        "the export says whose it was too: {md}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

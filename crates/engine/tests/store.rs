@@ -413,7 +413,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
         md.contains("**↻ Continuation 1/5 from Finishline** (evaluator: work remains; not written by you): write b.txt\n\n> Still missing: b.txt"),
         "its count, its source, what remains and its words:\n{md}"
     );
-    assert!(md.contains("Evaluator verdict (cycle 1): not_done"));
+    assert!(md.contains("Evaluator verdict (cycle 1): not done"));
     assert!(md.contains("Following the project's AGENTS.md"), "an export says which project instructions the run followed:\n{md}");
     let json = export::to_json(&t);
     let roles: Vec<&str> = json["transcript"].as_array().unwrap().iter().filter(|e| e["kind"] == "message").map(|e| e["role"].as_str().unwrap()).collect();
@@ -686,7 +686,7 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     let s = listed.iter().find(|s| s.id == sid).unwrap();
     assert_eq!((s.status, s.decision), (SessionStatus::Rejected, None), "put away with no review: nobody refused its new work");
     let md = export::to_markdown(&store.timeline(&sid).unwrap());
-    assert!(md.contains("- **Status:** rejected (put away without a review) ·"), "its story says so too: {md}");
+    assert!(md.contains("- **Status:** Rejected (put away without a review) ·"), "its story says so too: {md}");
     let trust = store.agent_trust().unwrap();
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
 }
@@ -1642,4 +1642,74 @@ async fn a_subscriber_sees_what_another_process_appends_as_it_goes() {
 /// The stream's next event, if one comes within five seconds.
 async fn within_seconds<S: futures_util::Stream<Item = finishline_engine::Result<Envelope>> + Unpin>(sub: &mut S) -> Option<Envelope> {
     tokio::time::timeout(Duration::from_secs(5), sub.next()).await.ok().flatten().map(|e| e.unwrap())
+}
+
+/// A session's Markdown is read by people (pasted into a pull request, sent to a colleague): it
+/// says what happened in the window's words, not the engine's stored names.
+#[test]
+fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write a.txt")).unwrap();
+    let (run, review) = (RunId::new(), RequestId::new());
+    let mut asked = verified_review(review.clone(), vec![]);
+    if let EngineEvent::ReviewRequested { end_reason, claim, verdict, .. } = &mut asked {
+        (*end_reason, *claim, *verdict) = (EndReason::CyclesExhausted, Claim::None, Some(Verdict::NotDone));
+    }
+    store
+        .append_all(
+            &sid,
+            Some(&run),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::Evaluation {
+                    cycle: 1,
+                    verdict: Verdict::NotDone,
+                    summary: "a.txt is missing".into(),
+                    remaining: vec!["write a.txt".into()],
+                    stuck_reason: None,
+                    model: "judge".into(),
+                    parse_ok: true,
+                    usage: Default::default(),
+                    question: Default::default(),
+                },
+                asked,
+                EngineEvent::RunFinished {
+                    status: SessionStatus::AwaitingReview,
+                    end_reason: EndReason::CyclesExhausted,
+                    claim: Claim::None,
+                    verdict: Some(Verdict::NotDone),
+                    stuck: None,
+                },
+                status(SessionStatus::AwaitingReview),
+            ],
+        )
+        .unwrap();
+    store
+        .resolve_request(
+            &review,
+            RequestKind::Review,
+            SessionStatus::AwaitingReview,
+            Some(&run),
+            vec![
+                EngineEvent::ReviewResolved {
+                    review_id: review.clone(),
+                    decision: Decision::RequestChanges,
+                    by: DecidedBy::Person,
+                    feedback: Some("name it b.txt".into()),
+                    reverted: false,
+                    occasion: None,
+                },
+                status(SessionStatus::Idle),
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    for stored in ["cycles_exhausted", "not_done", "claim none", "request_changes", "awaiting_review", "(by person)"] {
+        assert!(!md.contains(stored), "{stored:?} is the engine's name, not words: {md}");
+    }
+    assert!(md.contains("**Outcome:** Out of tries"), "{md}");
+    assert!(md.contains("**⚖ Evaluator verdict (cycle 1): not done**"), "{md}");
+    assert!(md.contains("**Review requested:** Out of tries; the agent made no explicit claim; the evaluator said not done"), "{md}");
+    assert!(md.contains("*Run ended: Ready for review (Out of tries)*"), "{md}");
+    assert!(md.contains("**Review decision:** changes requested (by you): name it b.txt"), "{md}");
 }

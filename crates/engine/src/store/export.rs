@@ -370,13 +370,16 @@ fn write_header(md: &mut String, t: &Timeline) {
     let _ = writeln!(md, "# {}\n", s.title);
     let _ = writeln!(
         md,
-        "- **Status:** {}{} · **End reason:** {} · **Claim:** {} · **Verdict:** {} · **Decision:** {}",
-        s.status.as_str(),
+        "- **Status:** {}{} · **Outcome:** {} · **Agent's claim:** {} · **Evaluator:** {} · **Decision:** {}",
+        s.status.words(),
         if s.put_away_unreviewed() { " (put away without a review)" } else { "" },
-        opt(s.end_reason.map(|x| x.as_str())),
-        opt(s.claim.map(|x| x.as_str())),
-        opt(s.verdict.map(|x| x.as_str())),
-        opt(s.decision.map(|x| x.as_str()))
+        opt(s.end_reason.map(|x| x.words())),
+        opt(s.claim.map(|x| match x {
+            Claim::None => "none",
+            c => c.as_str(),
+        })),
+        opt(s.verdict.map(|x| x.words())),
+        opt(s.decision.map(|x| x.told_in_words(None)))
     );
     let _ = writeln!(md, "- **Workspace:** `{}` · **Model:** {} ({})", s.workspace, s.model, s.provider);
     let _ = writeln!(
@@ -426,7 +429,7 @@ fn write_judgement(md: &mut String, e: Entry) {
             let _ = writeln!(
                 md,
                 "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
-                verdict.as_str(),
+                verdict.words(),
                 if parse_ok { "" } else { " (no usable answer)" },
                 quote(&summary),
                 list_block(&remaining)
@@ -455,11 +458,17 @@ fn write_judgement(md: &mut String, e: Entry) {
         Entry::Review { claim, verdict, verdict_on_step, end_reason, stuck, remaining, audit, criteria, files } => {
             let _ = writeln!(
                 md,
-                "**Review requested:** claim {}, verdict {}{}, end reason {}{}\n",
-                claim.as_str(),
-                verdict.map(|v| v.as_str()).unwrap_or("—"),
+                "**Review requested:** {}; {}{}{}{}\n",
+                end_reason.words(),
+                claim.words(),
+                verdict
+                    .map(|v| match v {
+                        Verdict::Unavailable => "; the evaluator gave no usable answer".to_string(),
+                        v => format!("; the evaluator said {}", v.words()),
+                    })
+                    .unwrap_or_default(),
+                // After "said done": a plan's verdict is on its step.
                 verdict_on_step.map(|s| format!(" (on {s}, not the whole task)")).unwrap_or_default(),
-                end_reason.as_str(),
                 list_block(&crate::judge::criteria::beyond_checklist(&remaining, &criteria))
             );
             if let Some(s) = stuck {
@@ -482,9 +491,12 @@ fn write_judgement(md: &mut String, e: Entry) {
         Entry::Decision { decision, by, feedback, occasion, let_go } => {
             let _ = writeln!(
                 md,
-                "**Review decision:** {} (by {}){}\n",
-                decision.told(occasion),
-                by.as_str(),
+                "**Review decision:** {} ({}){}\n",
+                decision.told_in_words(occasion),
+                match by {
+                    DecidedBy::Person => "by you",
+                    DecidedBy::Auto => "automatically",
+                },
                 feedback.filter(|_| occasion.is_none()).map(|f| format!(": {f}")).unwrap_or_default()
             );
             for c in &let_go {
@@ -577,7 +589,7 @@ fn write_plan_entry(md: &mut String, e: Entry) {
             let _ = writeln!(md, "#### Step {number}/{of}: {title}\n");
         }
         Entry::PlanStepEnd { end_reason, summary, output_data } => {
-            let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.as_str(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
+            let _ = writeln!(md, "*Step ended: {}*{}\n", end_reason.words(), if summary.is_empty() { String::new() } else { format!(": {summary}") });
             if let Some(data) = output_data {
                 let _ = writeln!(md, "*For later steps:* {data}\n");
             }
@@ -594,7 +606,7 @@ fn write_other(md: &mut String, e: Entry) {
                 md,
                 "**Tool {}** ({})\n\n{}",
                 code_span(&tool),
-                state.as_str(),
+                state.as_str().replace('_', " "),
                 fenced("json", &serde_json::to_string_pretty(&input).unwrap_or_default())
             );
             if let Some(o) = output.filter(|o| !o.is_empty()) {
@@ -622,7 +634,7 @@ fn write_other(md: &mut String, e: Entry) {
             let _ = writeln!(md, "**Reverted:** {}{}\n", revert_summary(restored.len(), deleted.len()), revert_left(&kept, &copies, &not_copied));
         }
         Entry::LandingBlocked { reason, detail, files } => {
-            let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str(), list_inline(&files));
+            let _ = writeln!(md, "**Not landed** ({}): {detail}{}\n", reason.as_str().replace('_', " "), list_inline(&files));
         }
         Entry::Landed { mode, target_branch, commit, branch_kept, files, checkout_elsewhere } => {
             let on = target_branch.as_ref().map(|b| format!(" on {b}")).unwrap_or_default();
@@ -642,10 +654,10 @@ fn write_other(md: &mut String, e: Entry) {
             let _ = writeln!(md, "**Branch kept:** {branch}{}{files}\n", why.words());
         }
         Entry::RunEnd { status, end_reason } => {
-            let _ = writeln!(md, "*Run ended: {} ({})*\n", status.as_str(), end_reason.as_str());
+            let _ = writeln!(md, "*Run ended: {} ({})*\n", status.words(), end_reason.words());
         }
         Entry::Status { status, message } => {
-            let _ = writeln!(md, "*Session {}: {}*\n", status.as_str(), message.unwrap_or_default());
+            let _ = writeln!(md, "*{}: {}*\n", status.words(), message.unwrap_or_default());
         }
         Entry::Error { code, message } => {
             let _ = writeln!(md, "**Error** ({code}): {message}\n");
