@@ -800,3 +800,35 @@ async fn a_continuation_that_answers_complete_task_goes_inside_its_tool_result()
     assert_eq!(block["type"], "tool_result", "the reminder answers the complete_task call, as every call needs a result");
     assert!(block["content"].as_str().unwrap().contains("<system-reminder source=\"evaluator\""));
 }
+
+/// The evaluator's "not done: b.txt is missing", then the agent wrote b.txt, and the run ended
+/// stuck on a failing check before the evaluator was asked again: its word was on files since
+/// changed, and the review must not show it as the verdict on the work in front of the person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verdict_on_files_the_agent_changed_since_is_not_the_reviews_verdict() {
+    let rules = json!([
+        evaluator_times(not_done_verdict(&["write b.txt"], "b.txt is missing."), 1),
+        evaluator(done_verdict()),
+        agent(json!({"last_message_contains": "failed (exit code"}), text("Fixed, surely: the check should pass now that both files are there.")),
+        agent(json!({"last_message_contains": "Created bad.txt"}), text("Both written: b.txt holds B, and the rest is done.")),
+        agent(json!({"last_message_contains": "b.txt is missing"}), calls(vec![write("b.txt", "B"), write("bad.txt", "oops")])),
+        agent(json!({"last_message_contains": "Created a.txt"}), text(DONE)),
+        agent(json!({}), calls(vec![write("a.txt", "A")])),
+    ]);
+    let setup = Setup { verify_commands: vec!["test ! -f bad.txt || (echo bad.txt must not exist; exit 1)".into()], ..Default::default() };
+    let h = Harness::new(scenario(json!({"rules": rules})), setup).await;
+    let o = h.run("write a.txt and b.txt").await;
+    assert_eq!(o.end_reason, Some(EndReason::Stuck), "the same failing check twice");
+    assert_eq!(h.read("b.txt").as_deref(), Some("B"), "written after the evaluator's word");
+    let (verdict, summary) = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            finishline_engine::event::EngineEvent::ReviewRequested { verdict, verdict_summary, .. } => Some((*verdict, verdict_summary.clone())),
+            _ => None,
+        })
+        .expect("a review");
+    assert_eq!((verdict, summary), (None, None), "not the evaluator's verdict on this work: it was not asked at the end");
+    let evaluated = o.events.iter().filter(|e| matches!(e.event, finishline_engine::event::EngineEvent::Evaluation { .. })).count();
+    assert_eq!(evaluated, 1, "its earlier answer stays in the story");
+}

@@ -697,6 +697,20 @@ impl Run {
         self.emit(EngineEvent::CriteriaChecked { results })
     }
 
+    /// The paths this run changed after its first `at` windows: its own windows, so in a plain
+    /// folder not the person's edits. None without checkpoints, which record the windows.
+    pub(super) fn changed_after_window(&self, at: usize) -> Vec<String> {
+        let Some(cp) = self.checkpoints.as_ref() else { return vec![] };
+        let later = self.evidence.windows.get(at..).unwrap_or_default();
+        later.iter().flat_map(|(b, a)| tokio::task::block_in_place(|| cp.window_changes(b, a)).unwrap_or_default()).map(|c| c.path).collect()
+    }
+
+    /// Whether the last verdict was on files the agent changed since (it went on after "not
+    /// done", and the run ended on a failing check before the evaluator was asked again).
+    pub(super) fn verdict_outdated(&self) -> bool {
+        self.evidence.verdict_at_window.is_some_and(|at| !self.changed_after_window(at).is_empty())
+    }
+
     /// The checklist as the files stand at the review. A run can end without asking the
     /// evaluator again (a comment's file back as it was sends the agent back with no model
     /// call, until the budget runs out), so a comment's earlier tick may be of files since
@@ -711,11 +725,8 @@ impl Run {
             // Reviewed without an evaluation (a claim of partial work, stuck): what needs no model.
             return self.check_criteria(None, &[], &[]);
         }
-        let (Some(cp), Some(at)) = (self.checkpoints.clone(), self.criteria_checked_at) else { return Ok(()) };
-        // What this run changed since (its own windows: in a plain folder, not the person's edits).
-        let later: Vec<(String, String)> = self.evidence.windows.get(at..).unwrap_or_default().to_vec();
-        let moved: Vec<String> =
-            later.iter().flat_map(|(b, a)| tokio::task::block_in_place(|| cp.window_changes(b, a)).unwrap_or_default()).map(|c| c.path).collect();
+        let Some(at) = self.criteria_checked_at else { return Ok(()) };
+        let moved = self.changed_after_window(at);
         if moved.is_empty() {
             return Ok(());
         }

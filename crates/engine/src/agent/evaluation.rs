@@ -104,6 +104,7 @@ impl Run {
                 self.evidence.whole_judged = true;
             }
             self.evidence.last_verdict = Some(outcome.verdict);
+            self.evidence.verdict_at_window = Some(self.evidence.windows.len());
             self.evidence.last_verdict_on_step = self.plan_step.as_ref().filter(|s| !self.judge_whole && !s.last).map(super::plan_run::StepRun::label);
             self.evidence.last_verdict_summary = Some(outcome.summary.clone()).filter(|s| !s.trim().is_empty());
             self.evidence.last_verdict_output_data = outcome.output_data.clone();

@@ -36,6 +36,9 @@ pub struct RunEvidence {
     pub verification_log: Vec<String>,
     pub last_verdict: Option<Verdict>,
     pub last_verdict_summary: Option<String>,
+    /// How many of `windows` there were when the last verdict came: a change the agent made in a
+    /// later one is work the verdict never saw. `None` in evidence kept before this was.
+    pub verdict_at_window: Option<usize>,
     /// A plan step's last verdict: what later steps need from its work.
     pub last_verdict_output_data: Option<String>,
     /// The step before overflowed the context window and was compacted: another overflow fails.

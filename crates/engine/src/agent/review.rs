@@ -85,7 +85,10 @@ impl Run {
         }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
         let cost_usd = self.cost();
-        let verdict = self.evidence.last_verdict;
+        // A verdict on files changed since is not the review's: "not asked at the end", and its
+        // answer stays in the story where it came.
+        let outdated = self.verdict_outdated();
+        let verdict = self.evidence.last_verdict.filter(|_| !outdated);
         let mut events = vec![
             EngineEvent::ReviewRequested {
                 review_id: review_id.clone(),
@@ -98,8 +101,8 @@ impl Run {
                 tokens,
                 cost_usd,
                 claim_words: r.claim_words,
-                verdict_summary: self.evidence.last_verdict_summary.clone(),
-                verdict_on_step: self.evidence.last_verdict_on_step.clone(),
+                verdict_summary: self.evidence.last_verdict_summary.clone().filter(|_| !outdated),
+                verdict_on_step: self.evidence.last_verdict_on_step.clone().filter(|_| !outdated),
                 stuck: r.stuck.clone(),
                 not_covered: self.checkpoints.as_ref().map(|c| c.not_covered()).unwrap_or_default(),
                 unrecorded: self.checkpoints.is_none(),

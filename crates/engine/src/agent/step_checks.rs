@@ -96,6 +96,7 @@ impl Run {
         self.evidence.decided_by = Some(decided.clone());
         let done = failed.is_empty();
         self.evidence.last_verdict = Some(if done { Verdict::Done } else { Verdict::NotDone });
+        self.evidence.verdict_at_window = Some(self.evidence.windows.len());
         self.evidence.last_verdict_summary = Some(decided.clone());
         // A step's own checks judge the step alone, the last one too.
         self.evidence.last_verdict_on_step = self.plan_step.as_ref().filter(|_| !self.judge_whole).map(super::plan_run::StepRun::label);
