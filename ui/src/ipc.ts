@@ -508,6 +508,8 @@ export interface PlanProjection {
   awaiting_review: boolean;
   budget_calls: number | null;
   spent: { agent: number; evaluator: number; manager: number };
+  /** Rounds the person's feedback started; `spent` counts the latest one's calls. */
+  rounds?: number;
 }
 
 /** `plan`: the plan after this event, sent with the events that change it. */

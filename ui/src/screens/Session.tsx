@@ -504,10 +504,18 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
         Plan{plan.revisions.length > 0 ? ` (revised ${plan.revisions.length}×)` : ""}
       </h3>
       {plan.budget !== undefined && (
-        <div className="budget" data-testid="plan-budget" title="Model calls of the whole plan: the agent's, the evaluator's and the manager's. Near the end the manager is asked to finish; spent, the task comes to you with what is done.">
+        <div
+          className="budget"
+          data-testid="plan-budget"
+          title={
+            plan.rounds > 0
+              ? "Model calls of this round: your feedback started a new round with a budget of its own, as it gives a task without a plan. The agent's, the evaluator's and the manager's calls count; near the end the manager is asked to finish, and spent, the task comes to you with what is done."
+              : "Model calls of the whole plan: the agent's, the evaluator's and the manager's. Near the end the manager is asked to finish; spent, the task comes to you with what is done."
+          }
+        >
           <meter min={0} max={plan.budget} low={plan.budget * 0.6} high={plan.budget * 0.8} optimum={0} value={Math.min(plan.spent, plan.budget)} />
           <span className="muted small">
-            {plan.spent} of {plan.budget} model calls
+            {plan.spent} of {plan.budget} model calls{plan.rounds > 0 ? " this round" : ""}
           </span>
         </div>
       )}

@@ -31,6 +31,8 @@ export interface PlanView {
   /** The model calls the plan may make, and has made (agent, evaluator, manager). */
   budget?: number;
   spent: number;
+  /** Rounds the person's feedback started: each has a budget of its own, and `spent` is the latest's. */
+  rounds: number;
 }
 
 /** The engine's plan, in the view's terms. */
@@ -54,6 +56,7 @@ export function planView(p: PlanProjection): PlanView {
     awaitingReview: p.awaiting_review,
     budget: p.budget_calls ?? undefined,
     spent: p.spent.agent + p.spent.evaluator + p.spent.manager,
+    rounds: p.rounds ?? 0,
   };
 }
 

@@ -1128,6 +1128,22 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
   });
 
+  it("a plan's meter after the person's feedback counts the new round's calls and says so: it went from 9 to 2 with no word why", async () => {
+    seq = 0;
+    const step = { title: "Add LICENSE", instructions: "Add LICENSE.", criteria: ["LICENSE exists"], depends_on: [] };
+    const running = { step, state: "running" as StepState, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null };
+    const plan: PlanProjection = { mode: "on", steps: [running], revisions: ["the person wants a LICENSE"], replans: 0, current: 0, number: 1, of: 1, concluded: false, awaiting_review: false, budget_calls: 107, spent: { agent: 1, evaluator: 0, manager: 1 }, rounds: 1 };
+    script([
+      ev({ type: "session_created", task: "tidy up", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      { ...ev({ type: "step_started", step: 1 }), plan },
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const meter = await screen.findByTestId("plan-budget");
+    expect(meter).toHaveTextContent("2 of 107 model calls this round");
+    expect(meter.getAttribute("title")).toMatch(/your feedback started a new round/i);
+  });
+
   it("a concluded plan shows its steps done, not its last step's 'Turn 1'; a follow-up after it counts steps", async () => {
     seq = 0;
     const step = { title: "Write a", instructions: "Write a.", criteria: ["a is written"], depends_on: [] };

@@ -42,6 +42,9 @@ pub struct PlanState {
     /// The model calls the plan may make in all, and what it has made so far.
     pub budget_calls: Option<u32>,
     pub spent: PlanSpend,
+    /// Rounds the person's feedback started since the plan was made: each spends a budget of
+    /// its own, so `spent` counts the latest round's calls.
+    pub rounds: u32,
 }
 
 /// The model calls a plan has made, by who made them (every kind of revision counts).
@@ -81,6 +84,7 @@ impl PlanState {
             awaiting_review: false,
             budget_calls: None,
             spent: PlanSpend::default(),
+            rounds: 0,
         }
     }
 
@@ -104,6 +108,7 @@ impl PlanState {
                     // The person's feedback starts a new round with a fresh budget, as it gives a
                     // single run one: counted from the revision's own call.
                     self.spent = PlanSpend { manager: 1, ..PlanSpend::default() };
+                    self.rounds += 1;
                 } else {
                     self.replans += 1;
                     self.spent.manager += 1;
@@ -252,5 +257,16 @@ mod tests {
         assert_eq!((started.current, started.number, started.of, started.steps[1].state), (Some(1), Some(2), Some(2), StepState::Running));
         assert_eq!(f.see(&EngineEvent::PlanStepStarted { index: 1, number: 2, of: 2, title: "b".into() }), None, "the same again changes nothing");
         assert_eq!(f.see(&EngineEvent::StepStarted { step: 1, cycle: None }).map(|p| p.spent.agent), Some(1), "an agent call is spent");
+    }
+
+    #[test]
+    fn the_persons_feedback_starts_a_round_with_its_own_count_and_says_so() {
+        let mut f = PlanFollower::default();
+        f.see(&EngineEvent::PlanCreated { steps: vec![step("a")], mode: PlanMode::On, budget_calls: Some(9), awaiting_review: false });
+        f.see(&EngineEvent::StepStarted { step: 1, cycle: None });
+        let replanned = f.see(&EngineEvent::PlanRevised { first: 1, cause: "a failed".into(), steps: vec![step("b")], for_feedback: false }).unwrap();
+        assert_eq!((replanned.spent.total(), replanned.rounds), (3, 0), "a replan spends from the same round");
+        let asked = f.see(&EngineEvent::PlanRevised { first: 2, cause: "the person wants c".into(), steps: vec![step("c")], for_feedback: true }).unwrap();
+        assert_eq!((asked.spent.total(), asked.rounds), (1, 1), "counted from the revision's own call, in a round of its own");
     }
 }
