@@ -1058,7 +1058,9 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
         <span data-testid="activity">{running && model.activity ? activityText(model.activity, model.stepClock) : model.endReason ? END_LABEL[model.endReason] : ""}</span>
         {/* The run's budget of continuations: "Cycle 0/5" read as nothing having happened. */}
-        {model.cycle.max > 0 && (
+        {/* Ended without being sent back, there is nothing to count: "0 times (up to 5)" stayed
+            on a completed task like a score. */}
+        {model.cycle.max > 0 && (running || model.cycle.n > 0 || model.runResolving) && (
           <span data-testid="cycle-count" title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
             {/* "Sent back 0 of 5" read like a score at review. */}
             {/* Finishline's own sending back, not the person's Request changes. A run that resolves

@@ -892,6 +892,21 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("progress-strip"), "the budget is visible before it is touched").toHaveTextContent("Finishline sent it back 0 times (up to 5)"));
   });
 
+  it("once a run has ended without being sent back, the strip no longer counts the sending back: '0 times (up to 5)' stayed on a completed task", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "t", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "busy" }),
+      ev({ type: "step_started", step: 1, cycle: { used: 0, max: 5 } }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("review-panel");
+    expect(screen.queryByTestId("cycle-count")).toBeNull();
+  });
+
   it("the header counts tokens live as steps finish", async () => {
     script([...running(), ev({ type: "step_finished", step: 1, stop_reason: null, usage: { input_tokens: 11_000, output_tokens: 1_300 } })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
