@@ -486,7 +486,7 @@ export function History({
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
                   <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id))} title={r.workspace}>
-                    {r.title}
+                    {hits?.byId.get(r.id) && passageOfTitle(hits.byId.get(r.id)!.hit.snippet, r.title) ? <MarkedTitle title={r.title} parts={hits.byId.get(r.id)!.hit.snippet} /> : r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>
                   {r.attempt && (
@@ -507,7 +507,7 @@ export function History({
                       Plan: {r.plan_done}/{r.plan_steps} steps
                     </span>
                   )}
-                  {hits?.byId.get(r.id) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
+                  {hits?.byId.get(r.id) && !passageOfTitle(hits.byId.get(r.id)!.hit.snippet, r.title) && <Snippet parts={hits.byId.get(r.id)!.hit.snippet} />}
                 </td>
                 <td>
                   {/* As in the sidebar; an attempt set aside is neither (its group says so). */}
@@ -721,6 +721,23 @@ function ConfirmDelete({ title, attempts, onKeep, onDelete }: { title: string; a
       </div>
     </AlertDialog>
   );
+}
+
+/** Whether a search passage is the title, or a piece of it: said once, in the title (the same
+ * words twice, the second time highlighted, read as two things found). */
+function passageOfTitle(parts: SearchHit["snippet"], title: string): boolean {
+  const flat = (t: string) => t.replace(/…/g, "").replace(/\s+/g, " ").trim().toLowerCase();
+  const passage = flat(parts.map((p) => p.text).join(""));
+  return passage.length > 0 && flat(title).includes(passage);
+}
+
+/** The title with the searched words marked, as the passage marks them; plain text throughout. */
+function MarkedTitle({ title, parts }: { title: string; parts: SearchHit["snippet"] }) {
+  const words = [...new Set(parts.filter((p) => p.matched && p.text.trim()).map((p) => p.text.toLowerCase()))];
+  if (words.length === 0) return <>{title}</>;
+  const pattern = new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`, "gi");
+  // Split with a capture group: the matches are at the odd places.
+  return <>{title.split(pattern).map((t, i) => (i % 2 === 1 ? <mark key={i}>{t}</mark> : t))}</>;
 }
 
 /** A search passage with the matched words highlighted; every part is plain text. */

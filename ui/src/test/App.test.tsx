@@ -614,6 +614,27 @@ describe("History search", () => {
     expect(screen.getByTestId("history-search")).toHaveValue("");
   });
 
+  it("a match in the title is highlighted in the title, not said a second time beneath it", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [row("a", "write meeting notes to notes.md"), row("b", "Rename a file")];
+        if (cmd === "search_sessions")
+          return [{ session_id: "a", title: "write meeting notes to notes.md", status: "completed", created_at: "", snippet: [{ text: "write meeting ", matched: false }, { text: "notes", matched: true }, { text: " to notes.md", matched: false }] }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await user.type(await screen.findByTestId("history-search"), "notes");
+    await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(1));
+    const row1 = screen.getByTestId("history-row");
+    expect(within(row1).queryByTestId("search-snippet"), "the passage is the title: once is enough").toBeNull();
+    expect(Array.from(row1.querySelectorAll("button mark")).map((m) => m.textContent), "the words are marked where they are, in the title").toEqual(["notes", "notes"]);
+    expect(row1.querySelector("button")).toHaveTextContent(/^write meeting notes to notes\.md$/);
+  });
+
   it("a search answered after it was cleared, or after a newer one, does not filter the list", async () => {
     const answers: Record<string, (v: unknown) => void> = {};
     mockIPC(
