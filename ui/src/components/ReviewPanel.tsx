@@ -81,15 +81,20 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
 };
 
 /** A follow-up's review shows what changed since the last decision; Approve lands the whole
- * branch, earlier rounds too: said, so that "Landed (5 files)" after a review of one is no surprise. */
-function EarlierRounds({ shown, lands }: { shown: { path: string }[]; lands?: string[] }) {
+ * branch, earlier rounds too: said, so that "Landed (5 files)" after a review of one is no surprise.
+ * In a plain folder nothing lands, but Reject's undo reaches every round: said too, as approving
+ * or undoing files the review never showed was. */
+function EarlierRounds({ shown, lands, plain }: { shown: { path: string }[]; lands?: string[]; plain?: boolean }) {
   const here = new Set(shown.map((f) => f.path));
   const earlier = (lands ?? []).filter((f) => !here.has(f));
   if (earlier.length === 0) return null;
   const names = earlier.length <= 5 ? earlier.join(", ") : `${earlier.slice(0, 5).join(", ")} and ${earlier.length - 5} more`;
+  const files = `${earlier.length} more file${earlier.length === 1 ? "" : "s"}`;
   return (
     <p className="muted small" data-testid="earlier-rounds">
-      Approve lands {earlier.length} more file{earlier.length === 1 ? "" : "s"} from earlier rounds of this task, reviewed before: {names}.
+      {plain
+        ? `Earlier rounds of this task changed ${files}, reviewed before: ${names}. ${earlier.length === 1 ? "It stays as it is" : "They stay as they are"} when you approve; Reject with “Also undo” undoes ${earlier.length === 1 ? "it" : "them"} too.`
+        : `Approve lands ${files} from earlier rounds of this task, reviewed before: ${names}.`}
     </p>
   );
 }
@@ -585,7 +590,11 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             : "Files changed since your last review"}{" "}
         ({review.files.length})
       </h3>
-      <EarlierRounds shown={review.files} lands={worktree && !review.decided && place?.reviewedBefore && !place.resolvingLanding ? place.lands : undefined} />
+      {worktree ? (
+        <EarlierRounds shown={review.files} lands={!review.decided && place?.reviewedBefore && !place.resolvingLanding ? place.lands : undefined} />
+      ) : (
+        <EarlierRounds shown={review.files} lands={!review.decided && place?.reviewedBefore ? place.earlier : undefined} plain />
+      )}
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} busy={busy} onBusy={setBusy} />}
       {(review.inSubmodules?.length ?? 0) > 0 && (

@@ -162,6 +162,9 @@ export interface Place {
   /** Every file the task's branch changes since the worktree started: what Approve lands, also
    * the earlier rounds' files a follow-up's review does not show again. */
   lands?: string[];
+  /** In a plain folder: the files the reviews answered with Request changes showed, since the
+   * last approval or rejection: a follow-up's review does not show them again. */
+  earlier?: string[];
   /** A review in this worktree was answered with Request changes: the next one shows only what
    * changed since, and the earlier rounds' files were reviewed then. */
   reviewedBefore?: boolean;
@@ -341,7 +344,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.runTrigger = e.trigger;
       // After an approval or a rejection the rounds before are settled: a follow-up in the same
       // folder is reviewed afresh, and its undo covers only what it changes.
-      if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false };
+      if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false, earlier: undefined };
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };
@@ -516,8 +519,11 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       }
       // The next review in this worktree shows only what changed since: the rest was reviewed.
       // Not an attempt's: it is weighed whole against the others, so its review shows every round.
-      if (e.decision === "request_changes" && next.place)
-        next.place = { ...next.place, reviewedBefore: !next.attempt, resolvingLanding: e.occasion === "resolve_landing" };
+      if (e.decision === "request_changes" && next.place) {
+        const shown = (next.review?.reviewId === e.review_id ? next.review.files : []).map((f) => f.path);
+        const earlier = [...new Set([...(next.place.earlier ?? []), ...shown])];
+        next.place = { ...next.place, reviewedBefore: !next.attempt, resolvingLanding: e.occasion === "resolve_landing", earlier };
+      }
       else if (next.place) next.place = { ...next.place, decided: true };
       break;
     case "reverted": {

@@ -347,6 +347,26 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("review-files-heading"), "the diff is this round's: a file both rounds changed shows only the second change").toHaveTextContent("Files changed since your last review (1)");
   });
 
+  it("a follow-up's review in a plain folder names the earlier rounds' files it does not show, and what Reject's undo does to them", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "tidy up", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/ws", worktree: null }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "README.md", kind: "modified", diff: "+a" }, { path: "config.json", kind: "created", diff: "+{}" }], verification: [] }),
+      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "add a LICENSE", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "LICENSE", kind: "created", diff: "+MIT" }, { path: "README.md", kind: "modified", diff: "+b" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-files-heading")).toHaveTextContent("Files changed since your last review (2)");
+    expect(screen.getByTestId("earlier-rounds")).toHaveTextContent(
+      "Earlier rounds of this task changed 1 more file, reviewed before: config.json. It stays as it is when you approve; Reject with “Also undo” undoes it too.",
+    );
+  });
+
   it("an attempt sent back shows its whole diff at the next review, not one since the last: choosing it lands the whole", async () => {
     const [created, ...rest] = reviewWaiting() as EngineEvent[];
     sentBackOnce([created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest], 4);
