@@ -61,7 +61,7 @@ function forgetDrafts(key: string) {
  * The manager's plan before it runs: each step's text and success criteria can be edited, steps
  * removed or added; Run sends the plan as it stands, Cancel ends the task with nothing run.
  */
-export function PlanReview({ sessionId, steps, budget, spent = 0 }: { sessionId: string; steps: PlanStep[]; budget?: number; spent?: number }) {
+export function PlanReview({ sessionId, steps, budget, spent = 0, task }: { sessionId: string; steps: PlanStep[]; budget?: number; spent?: number; task?: string }) {
   // The person's edits outlive the view (they may look at the transcript and come back), for
   // this plan as the manager wrote it: a revised plan starts from its own steps.
   const key = draftKey(sessionId);
@@ -135,6 +135,14 @@ export function PlanReview({ sessionId, steps, budget, spent = 0 }: { sessionId:
         Each step runs on its own and is checked against its criteria{budget !== undefined && `; ${Math.max(0, budget - spent)} of the plan's ${budget} model calls are left`}. Edit, remove or
         add steps, then run it.
       </p>
+      {/* The editor fills most of the window, and the transcript above it had room for none of
+          the task: the steps are read against it, so it is here too (plain text, scrolled when long). */}
+      {task && (
+        <p className="plan-task small" data-testid="plan-task">
+          <span className="muted">Your task: </span>
+          {task}
+        </p>
+      )}
       <ol className="plan-edit">
         {drafts.map((d, i) => (
           <li key={i} data-testid="plan-edit-step">

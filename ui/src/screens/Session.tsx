@@ -1115,10 +1115,10 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               <PersonWords text={model.task} />
             </div>
           )}
-          {running && model.status !== "queued" && model.activity && !(model.activity.phase === "waiting" && ask) && <div className="typing muted" data-testid="typing">{activityText(model.activity, model.stepClock)}…</div>}
+          {running && model.status !== "queued" && model.activity && !(model.activity.phase === "waiting" && (ask || planWaiting)) && <div className="typing muted" data-testid="typing">{activityText(model.activity, model.stepClock)}…</div>}
           {/* Not while the agent waits for the person: what is latest is then the question at
               the window's foot, and the button would lie over its buttons. */}
-          {!following && running && !ask && (
+          {!following && running && !ask && !planWaiting && (
             <button className="btn jump-latest" onClick={jumpToLatest} data-testid="jump-latest">
               <ArrowDown size={14} aria-hidden /> Jump to latest
             </button>
@@ -1154,7 +1154,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
       <ErrorLine error={error} onOpenSettings={onOpenSettings} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
-      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} spent={model.plan.spent} />}
+      {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} spent={model.plan.spent} task={model.task} />}
       {/* After Approve or Reject the panel stays, saying what was decided (and what a revert undid). */}
       {model.review && (model.status === "awaiting_review" || decidedInPanel) && (
         // The review shares the height with the transcript: at most part of the window, its

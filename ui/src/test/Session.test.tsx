@@ -1266,6 +1266,14 @@ describe("a plan that waits for its go-ahead", () => {
     expect(review, "making the plan took one of its calls").toHaveTextContent("29 of the plan's 30 model calls are left");
   });
 
+  it("the plan's editor shows the task it plans for: the transcript above it had room for none of it", async () => {
+    waitingPlan();
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const review = await screen.findByTestId("plan-review");
+    expect(within(review).getByTestId("plan-task")).toHaveTextContent("Your task: write a.txt and b.txt");
+    expect(screen.queryByTestId("typing"), "'Waiting for you…' under it said again what the badge and the editor say").toBeNull();
+  });
+
   it("Esc asks before cancelling it in words that fit: nothing ran yet, no agent stops", async () => {
     waitingPlan();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
