@@ -136,9 +136,9 @@ export function PlanReview({ sessionId, steps, budget, spent = 0, task }: { sess
         add steps, then run it.
       </p>
       {/* The editor fills most of the window, and the transcript above it had room for none of
-          the task: the steps are read against it, so it is here too (plain text, scrolled when long). */}
+          the task: the steps are read against it, so it is here too (plain text, its first lines). */}
       {task && (
-        <p className="plan-task small" data-testid="plan-task">
+        <p className="plan-task small" data-testid="plan-task" title={task}>
           <span className="muted">Your task: </span>
           {task}
         </p>
