@@ -351,7 +351,8 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
               </span>
             ) : (
               <span>
-                Evaluator: <strong>{item.verdict.replace("_", " ")}</strong>
+                {/* After a plan's last step: the check of the whole request, not of that step. */}
+                {item.wholeTask ? "Evaluator, on the whole task" : "Evaluator"}: <strong>{item.verdict.replace("_", " ")}</strong>
               </span>
             )}
             {!item.parseOk && <span className="muted">(no usable answer)</span>}

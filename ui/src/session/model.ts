@@ -67,7 +67,7 @@ export type Item =
   | { kind: "summary"; key: string; text: string }
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
-  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string }
+  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string; wholeTask?: boolean }
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
@@ -203,6 +203,8 @@ export interface SessionModel {
   cycle: { n: number; max: number };
   /** This run began with "Let the agent resolve it": sent back once already, outside the budget. */
   runResolving?: boolean;
+  /** A plan's step ended in this run and no other began: an evaluation now is the whole task's check. */
+  planStepEnded?: boolean;
   /** Its worktree was put away with no review deciding it (Discard the work). */
   discarded?: boolean;
   todos: Todo[];
@@ -318,7 +320,11 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "plan_revised":
       if (next.plan) push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
       break;
+    case "plan_step_finished":
+      next.planStepEnded = true;
+      break;
     case "plan_step_started":
+      next.planStepEnded = false;
       push({ kind: "plan_step", key: `ps-${e.seq}`, number: e.number, of: e.of, title: e.title });
       break;
     case "project_instructions":
@@ -339,6 +345,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "run_started":
       // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
       next.runResolving = e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing";
+      next.planStepEnded = false;
       next.discarded = false;
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
       next.runTrigger = e.trigger;
@@ -463,7 +470,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     }
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
-      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model });
+      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model, wholeTask: !!next.planStepEnded });
       break;
     case "continuation":
       if (e.source !== "truncation" && e.source !== "resume" && e.source !== "plan_step") next.cycle = { n: e.attempt, max: e.max };

@@ -1143,6 +1143,23 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
   });
 
+  it("the evaluation after a plan's last step ended is headed as the whole task's check, not as its step's", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 0, number: 1, of: 1, title: "Write a" }),
+      ev({ type: "evaluation", cycle: 1, verdict: "done", summary: "a is written", remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } }),
+      ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a is written" }),
+      ev({ type: "evaluation", cycle: 2, verdict: "done", summary: "the whole task is done", remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("verdict-card")).toHaveLength(2));
+    const [ofStep, whole] = screen.getAllByTestId("verdict-card");
+    expect(ofStep.querySelector(".card-head")).toHaveTextContent(/^Evaluator: done$/);
+    expect(whole.querySelector(".card-head")).toHaveTextContent(/^Evaluator, on the whole task: done$/);
+  });
+
   it("a plan's meter after the person's feedback counts the new round's calls and says so: it went from 9 to 2 with no word why", async () => {
     seq = 0;
     const step = { title: "Add LICENSE", instructions: "Add LICENSE.", criteria: ["LICENSE exists"], depends_on: [] };
