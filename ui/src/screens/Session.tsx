@@ -1166,11 +1166,11 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
             <span className="review-fold">
               {reviewSize !== "folded" && (
                 <button className="link-btn" onClick={() => setReviewSize(reviewSize === "tall" ? "shared" : "tall")} data-testid="review-tall">
-                  {reviewSize === "tall" ? "Share the window" : "Give it the window"}
+                  {reviewSize === "tall" ? "Shrink the review" : "Enlarge the review"}
                 </button>
               )}
               <button className="link-btn" onClick={() => setReviewSize(reviewSize === "folded" ? "shared" : "folded")} aria-expanded={reviewSize !== "folded"} data-testid="review-fold">
-                {reviewSize === "folded" ? "Show the evidence" : "Fold to read the transcript"}
+                {reviewSize === "folded" ? "Unfold the review" : "Fold the review to read the transcript"}
               </button>
             </span>
           )}

@@ -414,14 +414,14 @@ describe("Session view", () => {
       ev({ type: "status_changed", status: "awaiting_review" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    const tall = await screen.findByRole("button", { name: "Give it the window" });
+    const tall = await screen.findByRole("button", { name: "Enlarge the review" });
     await userEvent.click(tall);
     expect(screen.getByTestId("review-dock")).toHaveClass("tall");
-    expect(screen.getByRole("button", { name: "Share the window" }), "its words say what a click does now").toBeInTheDocument();
-    await userEvent.click(screen.getByRole("button", { name: "Fold to read the transcript" }));
+    expect(screen.getByRole("button", { name: "Shrink the review" }), "its words say what a click does now").toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Fold the review to read the transcript" }));
     expect(screen.getByTestId("review-dock"), "folded, it gives the transcript the room").toHaveClass("folded");
     expect(screen.queryByTestId("review-tall"), "folded, only the way back is offered").toBeNull();
-    await userEvent.click(screen.getByRole("button", { name: "Show the evidence" }));
+    await userEvent.click(screen.getByRole("button", { name: "Unfold the review" }));
     expect(screen.getByTestId("review-dock")).not.toHaveClass("tall");
   });
 
