@@ -1207,7 +1207,7 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
           )}
           {model.status === "completed" && (
             <p className="muted">
-              Completed. <button className="link" onClick={onOpenHistory}>Back to history</button>
+              Completed. <button className="link" onClick={onOpenHistory}>Open History</button>
             </p>
           )}
           {/* Ended without a review, its work waits undecided in its worktree: continue it, or put
