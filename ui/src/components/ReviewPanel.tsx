@@ -417,7 +417,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       <dl className="facts">
         <dt>Agent's claim</dt>
         <dd data-testid="review-claim">
-          {review.claim === "none" ? (review.saidDone ? "said it was done in its reply" : "no explicit claim") : review.claim}
+          {/* A plan's claim is its last step's: "Done!" said in an earlier step is not it. */}
+          {review.claim === "none" ? (review.saidDone ? "said it was done in its reply" : plan ? "no explicit claim in its last step" : "no explicit claim") : review.claim}
           {review.claimWords?.summary && <span className="claim-words" data-testid="review-claim-words">: “{review.claimWords.summary}”</span>}
           {review.claimWords?.remaining_work && <span className="muted" data-testid="review-claim-remaining"> Remaining, in its words: “{review.claimWords.remaining_work}”</span>}
         </dd>

@@ -1141,6 +1141,8 @@ describe("Session view, loading and errors", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByTestId("review-verdict")).toHaveTextContent("not asked");
     expect(screen.getByTestId("review-tokens")).toHaveTextContent("agent 900 · evaluator and manager 300 tokens");
+    // The claim is the last step's: "Done!" said in an earlier step is not it.
+    expect(screen.getByTestId("review-claim")).toHaveTextContent(/^no explicit claim in its last step$/);
   });
 
   it("the evaluation after a plan's last step ended is headed as the whole task's check, not as its step's", async () => {
