@@ -14,7 +14,8 @@ use crate::commands::{engine_for_session, settings, Need};
 use crate::state::AppState;
 
 /// Starts the task once per agent named (`builtin`, `builtin:MODEL`, a preset, the one from
-/// Settings), each in its own worktree from the same commit. Returns the group and its sessions.
+/// Settings), each in its own worktree from the same commit; `model` is New Task's, when not
+/// Settings' own. Returns the group and its sessions.
 #[tauri::command]
 pub async fn start_attempts(
     app: AppHandle,
@@ -24,6 +25,7 @@ pub async fn start_attempts(
     agents: Vec<String>,
     plan: Option<PlanMode>,
     base: Option<String>,
+    model: Option<String>,
 ) -> Result<(GroupId, Vec<SessionId>), Error> {
     let settings = settings(&app)?;
     let workers: Vec<Worker> = agents
@@ -37,7 +39,10 @@ pub async fn start_attempts(
     let mut engine_settings = settings.clone();
     // The engine's own agent is the built-in one; each attempt names its worker.
     engine_settings.agent = None;
-    let engine = state.engine_from(&engine_settings, &workspace, None)?;
+    // New Task's model, when the person named one, is this task's: with no evaluator of its own
+    // in Settings it judges and compares the attempts, as it judges a single task.
+    let model = model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let engine = state.engine_from(&engine_settings, &workspace, model)?;
     let opts = TaskOptions { plan: plan.unwrap_or(settings.plan_mode), base: base.filter(|b| !b.trim().is_empty()), ..Default::default() };
     let (group, started) = engine.start_attempts(&task, std::path::Path::new(&workspace), workers, opts)?;
     Ok((group, started.into_iter().map(|(s, _)| s).collect()))

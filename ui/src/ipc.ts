@@ -905,9 +905,10 @@ export const ipc = {
   /** Per evaluator model: reviews, false-done rate and the sessions behind each number. */
   evaluatorTrust: () => call<EvaluatorTrust[]>("evaluator_trust"),
   agentTrust: () => call<AgentTrust[]>("agent_trust"),
-  /** The task once per agent named (`builtin`, `builtin:MODEL`, a preset), side by side; the group and its sessions. */
-  startAttempts: (task: string, workspace: string, agents: string[], plan?: PlanMode, base?: string | null) =>
-    call<[string, string[]]>("start_attempts", { task, workspace, agents, plan: plan ?? null, base: base ?? null }),
+  /** The task once per agent named (`builtin`, `builtin:MODEL`, a preset), side by side; the group and its sessions.
+   * `model`: New Task's, when not Settings' own (it judges them when Settings name no evaluator). */
+  startAttempts: (task: string, workspace: string, agents: string[], plan?: PlanMode, base?: string | null, model?: string) =>
+    call<[string, string[]]>("start_attempts", { task, workspace, agents, plan: plan ?? null, base: base ?? null, model: model ?? null }),
   attemptGroup: (group: string) => call<GroupRanking>("attempt_group", { group }),
   /** The model a comparison of the group asks now: the evaluator in Settings, else the model that
    * judged the attempts when they started; null with no provider set up. */

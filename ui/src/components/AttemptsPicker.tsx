@@ -113,7 +113,7 @@ export function AttemptsPicker({ on, onToggle, choices, onChange, limit, availab
       <legend>Attempts</legend>
       <label className="check">
         <input type="checkbox" checked={on && !off} disabled={(!available && !on) || off} onChange={(e) => onToggle(e.target.checked)} data-testid="attempts-toggle" />
-        Run it with several agents side by side, and let the judge rank them
+        Run it with several agents side by side, and let the evaluator rank them
       </label>
       {!available && <span className="muted small">Attempts each get their own worktree: choose a folder in a git repository with a commit.</span>}
       {available && off && (

@@ -231,7 +231,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         const m = model.trim();
         // The built-in agent's attempts use this task's model when it is not the Settings one.
         const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
-        const [group, ids] = await ipc.startAttempts(sent, workspace, agents, plan, baseChoice);
+        const [group, ids] = await ipc.startAttempts(sent, workspace, agents, plan, baseChoice, m && m !== defaultModel ? m : undefined);
         clearSent();
         if (onStartedGroup) onStartedGroup(group);
         else onStarted(ids[0]);
@@ -454,11 +454,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       </fieldset>
       {noTools && !external && (
         <p className="notice" role="status" data-testid="model-warning">
-          In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Pick another model in{" "}
+          In Test connection, {model.trim()} did not call a tool when asked ({noTools.detail}). It can answer, but it will rarely act on files. Name another model above for this task, or in{" "}
           <button type="button" className="link" onClick={() => onOpenSettings("provider-model")}>
             Settings
-          </button>
-          , or run anyway.
+          </button>{" "}
+          for every task, or run anyway.
         </p>
       )}
 

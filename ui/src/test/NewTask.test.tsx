@@ -297,6 +297,35 @@ describe("New task", () => {
     sessionStorage.clear();
   });
 
+  it("attempts with a model of this task's are judged by it, as a single task is, not by Settings' model", async () => {
+    sessionStorage.clear();
+    let sent: { agents: string[]; model?: string } | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
+      if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
+      if (cmd === "start_attempts") {
+        sent = args as { agents: string[]; model?: string };
+        return ["grp_1", ["s1", "s2"]];
+      }
+    });
+    render(<NewTask providerReady defaultModel="gpt-bogus-9" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("task-input"), "write greet.py");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    await user.click(screen.getByTestId("attempts-toggle"));
+    await user.clear(screen.getByTestId("task-model"));
+    await user.type(screen.getByTestId("task-model"), "fake-model");
+    await user.clear(screen.getByTestId("attempts-builtin"));
+    await user.type(screen.getByTestId("attempts-builtin"), "2");
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(sent).not.toBeNull());
+    expect(sent!.agents).toEqual(["builtin:fake-model", "builtin:fake-model"]);
+    expect(sent!.model, "the model the evaluator judges and compares them with").toBe("fake-model");
+    sessionStorage.clear();
+  });
+
   it("making the folder a repository shows that it is under way, is done once however often clicked, and holds Run meanwhile", async () => {
     const made: string[] = [];
     let done: (() => void) | null = null;
