@@ -1013,3 +1013,27 @@ async fn a_step_continued_after_the_plans_budget_is_spent_makes_no_further_call(
     assert_eq!(o.calls_of(RequestKind::Agent), before, "no call past the budget");
     assert_eq!(PlanState::from_events(&o.events).unwrap().spent.total(), 5);
 }
+
+/// The last step's evaluator found the whole request done; the task's own check then ran at the
+/// end of the plan and wrote a file of its own (a lock file, a report). That is not work the
+/// verdict did not see: the review keeps the evaluator's "done" beside "Verified done".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_writes_a_file_after_the_last_verdict_does_not_hide_the_verdict() {
+    let steps = [("Write a.txt", "a.txt greets the reader"), ("Write b.txt", "b.txt greets the reader")];
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&steps)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+        ])),
+        Setup { verify_commands: vec!["echo locked > check.lock".into()], ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write two greetings, a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
+    assert_eq!(h.read("check.lock").as_deref(), Some("locked\n"), "the check wrote its file after the last verdict");
+    let verdict = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { verdict, .. } = &e.event { Some(*verdict) } else { None });
+    assert_eq!(verdict, Some(Some(Verdict::Done)), "the evaluator's word is on the agent's work, which did not change since");
+}

@@ -697,12 +697,18 @@ impl Run {
         self.emit(EngineEvent::CriteriaChecked { results })
     }
 
-    /// The paths this run changed after its first `at` windows: its own windows, so in a plain
-    /// folder not the person's edits. None without checkpoints, which record the windows.
+    /// The paths this run changed after its first `at` windows. Its own windows: in a plain
+    /// folder one where a command or an external agent ran may hold an edit the person made
+    /// meanwhile. Nothing without checkpoints, which record the windows.
     pub(super) fn changed_after_window(&self, at: usize) -> Vec<String> {
+        self.changed_in_windows(at, self.evidence.windows.len())
+    }
+
+    /// The paths changed in windows `from..to`.
+    pub(super) fn changed_in_windows(&self, from: usize, to: usize) -> Vec<String> {
         let Some(cp) = self.checkpoints.as_ref() else { return vec![] };
-        let later = self.evidence.windows.get(at..).unwrap_or_default();
-        later.iter().flat_map(|(b, a)| tokio::task::block_in_place(|| cp.window_changes(b, a)).unwrap_or_default()).map(|c| c.path).collect()
+        let windows = self.evidence.windows.get(from..to.max(from)).unwrap_or_default();
+        windows.iter().flat_map(|(b, a)| tokio::task::block_in_place(|| cp.window_changes(b, a)).unwrap_or_default()).map(|c| c.path).collect()
     }
 
     /// Whether the last verdict was on files the agent changed since (it went on after "not

@@ -44,9 +44,16 @@ pub(super) fn task_verify_of(events: &[Envelope]) -> Vec<String> {
 impl Run {
     pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
         // A command that writes (a formatter, a build) changes files for this run.
+        let before = self.evidence.windows.len();
         self.open_window(None).await?;
         let outcome = self.verify_in_window(commands).await;
         self.close_window()?;
+        // What a check writes (a lock file, a report) is not work the verdict before it did not
+        // see: with nothing else changed since that verdict, it still stands (a plan's final
+        // check runs the task's commands after the last step's verdict on the whole request).
+        if self.evidence.verdict_at_window.is_some_and(|at| self.changed_in_windows(at, before).is_empty()) {
+            self.evidence.verdict_at_window = Some(self.evidence.windows.len());
+        }
         outcome
     }
 
