@@ -133,6 +133,10 @@ async fn three_attempts_are_ranked_by_the_evidence_and_the_verified_one_lands_as
     let wrong_id = wrong["evidence"]["session"].as_str().unwrap();
     let md = String::from_utf8_lossy(&finishline(&["sessions", "show", wrong_id], &e.data).stdout).to_string();
     assert!(md.contains("**Review decision:** not chosen: another attempt was landed (automatically)"), "{md}");
+    assert!(
+        md.contains("- **Status:** Not chosen ·") && md.contains("**Decision:** not chosen: another attempt was landed\n"),
+        "its header says so too, as the window's badge does: {md}"
+    );
     // Landed by --review approve, nobody looked: no person's verdict on the evaluator.
     let judges = lines(&finishline(&["stats", "evaluator", "--json"], &e.data));
     assert!(judges.iter().all(|j| j["reviews"] == 0), "{judges:?}");
@@ -1096,7 +1100,7 @@ async fn an_attempt_continued_after_its_group_was_decided_can_be_discarded() {
     let row = listed.lines().find(|l| l.starts_with(sessions["b"].as_str())).unwrap_or_else(|| panic!("{listed}"));
     assert!(row.contains("[put away without a review]"), "{listed}");
     let md = String::from_utf8_lossy(&finishline(&["sessions", "export", sessions["b"].as_str()], &e.data).stdout).to_string();
-    assert!(md.contains("**Status:** Rejected (put away without a review)"), "{md}");
+    assert!(md.contains("**Status:** Discarded (put away without a review)"), "{md}");
 }
 
 /// Once the group is decided, an attempt continued by the person is a task like any other: a

@@ -686,7 +686,7 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     let s = listed.iter().find(|s| s.id == sid).unwrap();
     assert_eq!((s.status, s.decision), (SessionStatus::Rejected, None), "put away with no review: nobody refused its new work");
     let md = export::to_markdown(&store.timeline(&sid).unwrap());
-    assert!(md.contains("- **Status:** Rejected (put away without a review) ·"), "its story says so too: {md}");
+    assert!(md.contains("- **Status:** Discarded (put away without a review) ·"), "its story says so too, as its badge does: {md}");
     let trust = store.agent_trust().unwrap();
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
 }
@@ -770,6 +770,11 @@ fn the_history_filter_lists_sessions_as_their_badges_name_them() {
     assert_eq!(shown(Shown::BranchKept), vec![kept.clone()], "one set aside for another reads Not chosen, whatever its branch");
     assert_eq!(shown(Shown::Status(SessionStatus::Rejected)), vec![refused.clone()], "nor Rejected: nobody refused it");
     assert_eq!(shown(Shown::NotChosen), vec![aside.clone()], "it is listed as what its badge says");
+    // One row's own word (its export's header) is the filter's: each row is listed under it.
+    for row in store.list_sessions(&ListQuery::default()).unwrap() {
+        assert!(shown(row.shown()).contains(&row.id), "{} reads {:?}, and is not listed so", row.title, row.shown());
+    }
+    assert_eq!(store.session(&aside).unwrap().shown().words(), "Not chosen");
     // The window names them in the words it shows.
     for s in [Shown::Discarded, Shown::BranchKept, Shown::NotChecked, Shown::NotChosen, Shown::Status(SessionStatus::Rejected)] {
         assert_eq!(Shown::parse(s.as_str()), Some(s));
@@ -1712,4 +1717,37 @@ fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
     assert!(md.contains("**Review requested:** Out of tries; the agent made no explicit claim; the evaluator said not done"), "{md}");
     assert!(md.contains("*Run ended: Ready for review (Out of tries)*"), "{md}");
     assert!(md.contains("**Review decision:** changes requested (by you): name it b.txt"), "{md}");
+    assert!(md.contains("### Run 1 (the task) ·"), "{md}");
+
+    // A plan's step ending, an answer the evaluator could not give, an error: in words too.
+    let (sid, _) = store.create_session(&new_session("plan it")).unwrap();
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::PlanStep },
+                EngineEvent::Evaluation {
+                    cycle: 1,
+                    verdict: Verdict::Unavailable,
+                    summary: String::new(),
+                    remaining: vec![],
+                    stuck_reason: None,
+                    model: "judge".into(),
+                    parse_ok: false,
+                    usage: Default::default(),
+                    question: Default::default(),
+                },
+                EngineEvent::RunFinished { status: SessionStatus::Busy, end_reason: EndReason::VerifiedDone, claim: Claim::None, verdict: None, stuck: None },
+                EngineEvent::Error { code: ErrorCode::ProviderUnreachable, message: "connection refused".into() },
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    for stored in ["plan_step", "provider_unreachable", "Working", "no usable answer** (no usable answer)"] {
+        assert!(!md.contains(stored), "{stored:?}: {md}");
+    }
+    assert!(md.contains("### Run 1 (a plan step) ·"), "{md}");
+    assert!(md.contains("*Plan step ended: Verified done*"), "a step's end, not the run's, as the window says: {md}");
+    assert!(md.contains("**Error:** connection refused"), "{md}");
 }

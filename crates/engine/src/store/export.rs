@@ -336,7 +336,14 @@ pub fn to_markdown(t: &Timeline) -> String {
         match e {
             Entry::Run { trigger, at } => {
                 run_no += 1;
-                let _ = writeln!(md, "### Run {run_no} ({}) · {at}\n", trigger.as_str());
+                let started_by = match trigger {
+                    RunTrigger::Task => "the task",
+                    RunTrigger::Feedback => "your feedback",
+                    RunTrigger::Message => "a new message",
+                    RunTrigger::Resume => "resumed",
+                    RunTrigger::PlanStep => "a plan step",
+                };
+                let _ = writeln!(md, "### Run {run_no} ({started_by}) · {at}\n");
             }
             // The engine records a continuation twice, as the judge's decision and as the message
             // the agent reads; the export shows it once, as the window does.
@@ -371,15 +378,15 @@ fn write_header(md: &mut String, t: &Timeline) {
     let _ = writeln!(
         md,
         "- **Status:** {}{} · **Outcome:** {} · **Agent's claim:** {} · **Evaluator:** {} · **Decision:** {}",
-        s.status.words(),
-        if s.put_away_unreviewed() { " (put away without a review)" } else { "" },
+        s.shown().words(),
+        if s.shown() == super::sessions::Shown::Discarded { " (put away without a review)" } else { "" },
         opt(s.end_reason.map(|x| x.words())),
         opt(s.claim.map(|x| match x {
             Claim::None => "none",
             c => c.as_str(),
         })),
         opt(s.verdict.map(|x| x.words())),
-        opt(s.decision.map(|x| x.told_in_words(None)))
+        opt(s.decision.map(|x| x.told_in_words(s.occasion)))
     );
     let _ = writeln!(md, "- **Workspace:** `{}` · **Model:** {} ({})", s.workspace, s.model, s.provider);
     let _ = writeln!(
@@ -430,7 +437,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 md,
                 "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
                 verdict.words(),
-                if parse_ok { "" } else { " (no usable answer)" },
+                if parse_ok || verdict == Verdict::Unavailable { "" } else { " (no usable answer)" },
                 quote(&summary),
                 list_block(&remaining)
             );
@@ -654,13 +661,18 @@ fn write_other(md: &mut String, e: Entry) {
             let _ = writeln!(md, "**Branch kept:** {branch}{}{files}\n", why.words());
         }
         Entry::RunEnd { status, end_reason } => {
-            let _ = writeln!(md, "*Run ended: {} ({})*\n", status.words(), end_reason.words());
+            // A plan's step ends as a run still at work: the step ended, as the window says.
+            let _ = match status {
+                SessionStatus::Busy => writeln!(md, "*Plan step ended: {}*\n", end_reason.words()),
+                _ => writeln!(md, "*Run ended: {} ({})*\n", status.words(), end_reason.words()),
+            };
         }
         Entry::Status { status, message } => {
             let _ = writeln!(md, "*{}: {}*\n", status.words(), message.unwrap_or_default());
         }
-        Entry::Error { code, message } => {
-            let _ = writeln!(md, "**Error** ({code}): {message}\n");
+        // The code is for programs (the JSON export keeps it); people read the message.
+        Entry::Error { message, .. } => {
+            let _ = writeln!(md, "**Error:** {message}\n");
         }
         _ => {}
     }

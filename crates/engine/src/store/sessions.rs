@@ -290,6 +290,26 @@ impl SessionSummary {
     pub fn put_away_unreviewed(&self) -> bool {
         self.status == SessionStatus::Rejected && self.decision != Some(Decision::Reject) && self.attempt.as_ref().is_none_or(|a| a.group_chosen)
     }
+
+    /// What its badge names it: [`Shown::condition`]'s rules, in the same order, for one row.
+    pub fn shown(&self) -> Shown {
+        let set_aside = self.status == SessionStatus::Rejected
+            && self.attempt.as_ref().is_some_and(|a| !a.chosen)
+            && self.occasion == Some(DecisionOccasion::AnotherAttemptChosen);
+        let branch_kept =
+            self.branch.is_some() && self.work_dir.is_none() && matches!(self.status, SessionStatus::Completed | SessionStatus::Rejected) && !set_aside;
+        if set_aside {
+            Shown::NotChosen
+        } else if branch_kept {
+            Shown::BranchKept
+        } else if self.put_away_unreviewed() {
+            Shown::Discarded
+        } else if self.status == SessionStatus::Idle && self.end_reason == Some(EndReason::ConversationUnchecked) {
+            Shown::NotChecked
+        } else {
+            Shown::Status(self.status)
+        }
+    }
 }
 
 /// One attempt of a group.
@@ -387,6 +407,17 @@ pub enum Shown {
 }
 
 impl Shown {
+    /// The badge's words (the window's `shownLabel`).
+    pub fn words(self) -> &'static str {
+        match self {
+            Shown::Status(s) => s.words(),
+            Shown::Discarded => "Discarded",
+            Shown::BranchKept => "Branch kept",
+            Shown::NotChecked => "Not checked",
+            Shown::NotChosen => "Not chosen",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Shown::Status(s) => s.as_str(),
