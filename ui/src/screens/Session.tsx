@@ -351,8 +351,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
               </span>
             ) : (
               <span>
-                {/* After a plan's last step: the check of the whole request, not of that step. */}
-                {item.wholeTask ? "Evaluator, on the whole task" : "Evaluator"}: <strong>{item.verdict.replace("_", " ")}</strong>
+                {/* Under a plan's last step, or after it: the whole request is judged, not only the step. */}
+                {item.judged === "whole" ? "Evaluator, on the whole task" : item.judged === "last_step_and_whole" ? "Evaluator, on the last step and the whole task" : "Evaluator"}:{" "}
+                <strong>{item.verdict.replace("_", " ")}</strong>
               </span>
             )}
             {!item.parseOk && <span className="muted">(no usable answer)</span>}

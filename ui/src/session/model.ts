@@ -67,7 +67,7 @@ export type Item =
   | { kind: "summary"; key: string; text: string }
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
-  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string; wholeTask?: boolean }
+  | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string; judged?: Judged }
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
@@ -203,8 +203,9 @@ export interface SessionModel {
   cycle: { n: number; max: number };
   /** This run began with "Let the agent resolve it": sent back once already, outside the budget. */
   runResolving?: boolean;
-  /** A plan's step ended in this run and no other began: an evaluation now is the whole task's check. */
-  planStepEnded?: boolean;
+  /** The plan step this run is in ("Step n/m"), and whether it ended: an evaluation at the last
+   * step judges the whole task with it, and one after a step ended is the final check. */
+  planStep?: { number: number; of: number; ended: boolean };
   /** Its worktree was put away with no review deciding it (Discard the work). */
   discarded?: boolean;
   todos: Todo[];
@@ -321,10 +322,10 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (next.plan) push({ kind: "plan_revised", key: `pr-${e.seq}`, cause: e.cause, titles: e.steps.map((s) => s.title) });
       break;
     case "plan_step_finished":
-      next.planStepEnded = true;
+      if (next.planStep) next.planStep = { ...next.planStep, ended: true };
       break;
     case "plan_step_started":
-      next.planStepEnded = false;
+      next.planStep = { number: e.number, of: e.of, ended: false };
       push({ kind: "plan_step", key: `ps-${e.seq}`, number: e.number, of: e.of, title: e.title });
       break;
     case "project_instructions":
@@ -345,7 +346,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     case "run_started":
       // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
       next.runResolving = e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing";
-      next.planStepEnded = false;
+      // A resumed run goes on in the step (or the final check) it stopped in.
+      if (e.trigger !== "resume") next.planStep = undefined;
       next.discarded = false;
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
       next.runTrigger = e.trigger;
@@ -470,7 +472,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     }
     case "evaluation":
       next.tokens = { ...next.tokens, evaluator: next.tokens.evaluator + e.usage.input_tokens + e.usage.output_tokens };
-      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model, wholeTask: !!next.planStepEnded });
+      push({ kind: "evaluation", key: `e-${e.seq}`, cycle: e.cycle, verdict: e.verdict, summary: e.summary, remaining: e.remaining, parseOk: e.parse_ok, stuckReason: e.stuck_reason, question: e.question ?? "done", model: e.model, judged: judgedOf(next.planStep) });
       break;
     case "continuation":
       if (e.source !== "truncation" && e.source !== "resume" && e.source !== "plan_step") next.cycle = { n: e.attempt, max: e.max };
@@ -853,6 +855,16 @@ export const STATUS_LABEL: Record<SessionStatus, string> = {
 /** What a badge of a review in doubt says on hover. */
 export function doubtTitle(status: SessionStatus, endReason: EndReason): string {
   return `${STATUS_LABEL[status]}: ${END_LABEL[endReason]}, not verified done`;
+}
+
+/** What a plan's evaluation judged, beyond its step: the last step is judged with the whole task,
+ * and after it the final check judges the whole task alone. */
+export type Judged = "last_step_and_whole" | "whole";
+
+function judgedOf(step: SessionModel["planStep"]): Judged | undefined {
+  if (!step) return undefined;
+  if (step.ended) return "whole";
+  return step.number === step.of ? "last_step_and_whole" : undefined;
 }
 
 /** The divider a run starts with in the timeline. */

@@ -1145,21 +1145,31 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-claim")).toHaveTextContent(/^no explicit claim in its last step$/);
   });
 
-  it("the evaluation after a plan's last step ended is headed as the whole task's check, not as its step's", async () => {
+  it("a plan's evaluations say what they judged: a step, the last step with the whole task, the whole task after it (also once resumed)", async () => {
     seq = 0;
+    const judged = (cycle: number, summary: string) => ev({ type: "evaluation", cycle, verdict: "done", summary, remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } });
     script([
       ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "plan_step" }),
-      ev({ type: "plan_step_started", index: 0, number: 1, of: 1, title: "Write a" }),
-      ev({ type: "evaluation", cycle: 1, verdict: "done", summary: "a is written", remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } }),
+      ev({ type: "plan_step_started", index: 0, number: 1, of: 2, title: "Write a" }),
+      judged(1, "a is written"),
       ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a is written" }),
-      ev({ type: "evaluation", cycle: 2, verdict: "done", summary: "the whole task is done", remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 1, number: 2, of: 2, title: "Write b" }),
+      judged(1, "b is written, and a"),
+      ev({ type: "plan_step_finished", index: 1, end_reason: "verified_done", summary: "b is written" }),
+      judged(2, "the whole task is done"),
+      ev({ type: "run_started", trigger: "resume" }),
+      judged(3, "still done"),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    await waitFor(() => expect(screen.getAllByTestId("verdict-card")).toHaveLength(2));
-    const [ofStep, whole] = screen.getAllByTestId("verdict-card");
-    expect(ofStep.querySelector(".card-head")).toHaveTextContent(/^Evaluator: done$/);
-    expect(whole.querySelector(".card-head")).toHaveTextContent(/^Evaluator, on the whole task: done$/);
+    await waitFor(() => expect(screen.getAllByTestId("verdict-card")).toHaveLength(4));
+    expect(screen.getAllByTestId("verdict-card").map((c) => c.querySelector(".card-head")?.textContent?.trim())).toEqual([
+      "Evaluator: done",
+      "Evaluator, on the last step and the whole task: done",
+      "Evaluator, on the whole task: done",
+      "Evaluator, on the whole task: done",
+    ]);
   });
 
   it("a plan's meter after the person's feedback counts the new round's calls and says so: it went from 9 to 2 with no word why", async () => {
