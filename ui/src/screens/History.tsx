@@ -734,7 +734,8 @@ function passageOfTitle(parts: SearchHit["snippet"], title: string): boolean {
 
 /** The title with the searched words marked, as the passage marks them; plain text throughout. */
 function MarkedTitle({ title, parts }: { title: string; parts: SearchHit["snippet"] }) {
-  const words = [...new Set(parts.filter((p) => p.matched && p.text.trim()).map((p) => p.text.toLowerCase()))];
+  // Longest first: with "note" and "notes" both matched, "notes" is marked whole.
+  const words = [...new Set(parts.filter((p) => p.matched && p.text.trim()).map((p) => p.text.toLowerCase()))].sort((a, b) => b.length - a.length);
   if (words.length === 0) return <>{title}</>;
   const pattern = new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`, "gi");
   // Split with a capture group: the matches are at the odd places.
