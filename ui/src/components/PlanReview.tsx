@@ -138,7 +138,8 @@ export function PlanReview({ sessionId, steps, budget, spent = 0, task }: { sess
       {/* The editor fills most of the window, and the transcript above it had room for none of
           the task: the steps are read against it, so it is here too (plain text, its first lines). */}
       {task && (
-        <p className="plan-task small" data-testid="plan-task" title={task}>
+        // Focusable: its whole text shows while focused, for a keyboard as for a hover.
+        <p className="plan-task small" data-testid="plan-task" title={task} tabIndex={0}>
           <span className="muted">Your task: </span>
           {task}
         </p>
