@@ -84,7 +84,7 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
  * branch, earlier rounds too: said, so that "Landed (5 files)" after a review of one is no surprise.
  * In a plain folder nothing lands, but Reject's undo reaches every round: said too, as approving
  * or undoing files the review never showed was. */
-function EarlierRounds({ shown, lands, plain }: { shown: { path: string }[]; lands?: string[]; plain?: boolean }) {
+function EarlierRounds({ shown, lands, plain, unrecorded }: { shown: { path: string }[]; lands?: string[]; plain?: boolean; unrecorded?: boolean }) {
   const here = new Set(shown.map((f) => f.path));
   const earlier = (lands ?? []).filter((f) => !here.has(f));
   if (earlier.length === 0) return null;
@@ -93,7 +93,10 @@ function EarlierRounds({ shown, lands, plain }: { shown: { path: string }[]; lan
   return (
     <p className="muted small" data-testid="earlier-rounds">
       {plain
-        ? `Earlier rounds of this task changed ${files}, reviewed before: ${names}. ${earlier.length === 1 ? "It stays as it is" : "They stay as they are"} when you approve; Reject with “Also undo” undoes ${earlier.length === 1 ? "it" : "them"} too.`
+        ? `Earlier rounds of this task changed ${files}, reviewed before: ${names}. ${earlier.length === 1 ? "It stays as it is" : "They stay as they are"} when you approve; ${
+            // A round not recorded cannot be undone, and the engine then undoes none of them.
+            unrecorded ? "Reject cannot undo the rounds' changes: not all of them were recorded." : `Reject with “Also undo” undoes ${earlier.length === 1 ? "it" : "them"} too.`
+          }`
         : `Approve lands ${files} from earlier rounds of this task, reviewed before: ${names}.`}
     </p>
   );
@@ -594,7 +597,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       {worktree ? (
         <EarlierRounds shown={review.files} lands={!review.decided && place?.reviewedBefore && !place.resolvingLanding ? place.lands : undefined} />
       ) : (
-        <EarlierRounds shown={review.files} lands={!review.decided && place?.reviewedBefore ? place.earlier : undefined} plain />
+        <EarlierRounds shown={review.files} lands={!review.decided && place?.reviewedBefore ? place.earlier : undefined} plain unrecorded={!!review.unrecorded || !!place?.earlierUnrecorded} />
       )}
       {/* Beside the count, where it is read: these files exist but are in no diff and never land. */}
       {(review.notLanded?.length ?? 0) > 0 && <NotLanded review={review} busy={busy} onBusy={setBusy} />}

@@ -165,6 +165,8 @@ export interface Place {
   /** In a plain folder: the files the reviews answered with Request changes showed, since the
    * last approval or rejection: a follow-up's review does not show them again. */
   earlier?: string[];
+  /** One of those rounds' changes were not recorded: Reject cannot undo them. */
+  earlierUnrecorded?: boolean;
   /** A review in this worktree was answered with Request changes: the next one shows only what
    * changed since, and the earlier rounds' files were reviewed then. */
   reviewedBefore?: boolean;
@@ -353,7 +355,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.runTrigger = e.trigger;
       // After an approval or a rejection the rounds before are settled: a follow-up in the same
       // folder is reviewed afresh, and its undo covers only what it changes.
-      if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false, earlier: undefined };
+      if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false, earlier: undefined, earlierUnrecorded: undefined };
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };
@@ -531,7 +533,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (e.decision === "request_changes" && next.place) {
         const shown = (next.review?.reviewId === e.review_id ? next.review.files : []).map((f) => f.path);
         const earlier = [...new Set([...(next.place.earlier ?? []), ...shown])];
-        next.place = { ...next.place, reviewedBefore: !next.attempt, resolvingLanding: e.occasion === "resolve_landing", earlier };
+        const earlierUnrecorded = !!next.place.earlierUnrecorded || (next.review?.reviewId === e.review_id && !!next.review.unrecorded);
+        next.place = { ...next.place, reviewedBefore: !next.attempt, resolvingLanding: e.occasion === "resolve_landing", earlier, earlierUnrecorded };
       }
       else if (next.place) next.place = { ...next.place, decided: true };
       break;

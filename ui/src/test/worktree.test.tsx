@@ -367,6 +367,24 @@ describe("a task in its own worktree", () => {
     );
   });
 
+  it("a follow-up's review in a plain folder promises no undo when a round was not recorded", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "tidy up", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/ws", worktree: null }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r0", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "config.json", kind: "created", diff: "+{}" }], verification: [], unrecorded: true }),
+      ev({ type: "review_resolved", review_id: "r0", decision: "request_changes", by: "person", feedback: "add a LICENSE", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "LICENSE", kind: "created", diff: "+MIT" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("earlier-rounds")).toHaveTextContent("Reject cannot undo the rounds' changes: not all of them were recorded.");
+    expect(screen.getByTestId("earlier-rounds")).not.toHaveTextContent("Also undo");
+  });
+
   it("an attempt sent back shows its whole diff at the next review, not one since the last: choosing it lands the whole", async () => {
     const [created, ...rest] = reviewWaiting() as EngineEvent[];
     sentBackOnce([created, { type: "attempt_started", group: "g1", number: 2, of: 3, label: "Codex" } as EngineEvent, ...rest], 4);
