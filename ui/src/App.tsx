@@ -21,6 +21,19 @@ import { keepFocusClearOfPinnedBars } from "./pinnedBars";
 
 export type Screen = "new" | "history" | "settings" | "session" | "attempts";
 
+/** Buttons a screen shows that the palette offers by name while they are on screen (a decision
+ * on a review is offered apart, after them). */
+const ON_SCREEN: { testid: string; label: string }[] = [
+  { testid: "retry-run", label: "Retry the run" },
+  { testid: "cancel", label: "Cancel the running task" },
+  { testid: "session-export", label: "Save the session as Markdown" },
+  { testid: "discard-work", label: "Discard the task's work" },
+  { testid: "attempts-compare", label: "Ask the evaluator to compare the attempts" },
+  { testid: "attempts-stop-comparing", label: "Stop comparing the attempts" },
+  { testid: "attempts-cancel", label: "Cancel the running attempts" },
+  { testid: "attempts-reject-all", label: "Reject every attempt" },
+];
+
 const NAV: { id: Screen; label: string; icon: typeof PlusSquare; key: string }[] = [
   { id: "new", label: "New task", icon: PlusSquare, key: "1" },
   { id: "history", label: "History", icon: HistoryIcon, key: "2" },
@@ -273,6 +286,11 @@ export function App() {
       { id: "trust-evaluator", label: "Trust: how far to trust the evaluator", run: () => openInHistory("trust-view") },
       { id: "trust-agents", label: "Trust: how each agent has done", run: () => openInHistory("agent-trust-view") },
     ];
+    // The screen's own buttons, while they are there to press: the palette presses them.
+    for (const a of ON_SCREEN) {
+      const button = document.querySelector<HTMLButtonElement>(`[data-testid="${a.testid}"]:not([disabled])`);
+      if (button) list.push({ id: a.testid, label: a.label, run: () => button.click() });
+    }
     // Offered only while a review waits on screen, and after the others: Ctrl+K then Enter, out
     // of habit, must not decide a review nobody read. A decision is picked by name.
     if (screen === "session" && document.querySelector('[data-testid="review-panel"] [data-testid="approve"]:not([disabled])')) {

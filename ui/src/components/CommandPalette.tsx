@@ -46,7 +46,7 @@ function useReturnFocus() {
 
 const NONE: SearchHit[] = [];
 
-/** Ctrl+K: every action by name. Arrows move, Enter runs, Esc closes. */
+/** Ctrl+K: the screens, the shown screen's buttons and the sessions by name. Arrows move, Enter runs, Esc closes. */
 export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string) => void; onClose: () => void }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
@@ -164,7 +164,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
 }
 
 export const SHORTCUTS: [string, string][] = [
-  ["Ctrl+K", "Command palette: every action, every session by title"],
+  ["Ctrl+K", "Command palette: every screen, the buttons of the one you are on, every session by title"],
   ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
   ["Ctrl+Enter", "Run the task (New Task)"],
   ["Enter", "Send a message, an answer or feedback"],

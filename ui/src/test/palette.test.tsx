@@ -191,6 +191,42 @@ describe("the command palette", () => {
     expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).not.toEqual(expect.arrayContaining([expect.stringMatching(/Reject the result|Approve the result/)]));
   });
 
+  it("offers the buttons the screen shows, by name: Retry on a failed run presses Retry", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    let seq = 0;
+    const ev = (e: object) => ({ ...e, seq: ++seq, session_id: "ses_1", at: "2026-11-21T00:00:00Z" }) as Envelope;
+    mockIPC(
+      (cmd, args) => {
+        calls.push({ cmd, args });
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...summary("ses_1", "fix the login page"), status: "failed", created_ms: Date.now() }];
+        if (cmd === "subscribe_session") {
+          const events = [
+            ev({ type: "session_created", task: "fix the login page", workspace: "/ws", provider: "openai", model: "m" }),
+            ev({ type: "run_started", trigger: "task" }),
+            ev({ type: "error", code: "provider_unreachable", message: "connection refused" }),
+            ev({ type: "status_changed", status: "failed" }),
+          ];
+          setTimeout(() => events.forEach((e) => (args as { channel: { onmessage: (e: Envelope) => void } }).channel.onmessage(e)), 0);
+          return 1;
+        }
+        if (cmd === "send_message") return null;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.click(await screen.findByRole("button", { name: /fix the login page/ }));
+    await screen.findByTestId("retry-run");
+    await user.keyboard("{Control>}k{/Control}");
+    const items = (await screen.findAllByTestId("palette-item")).map((i) => i.textContent);
+    expect(items).toEqual(expect.arrayContaining([expect.stringContaining("Retry the run"), expect.stringContaining("Save the session as Markdown")]));
+    expect(items, "a button not on screen is not offered").not.toEqual(expect.arrayContaining([expect.stringContaining("Ask the evaluator to compare")]));
+    await user.keyboard("retry{Enter}");
+    await waitFor(() => expect(calls.find((c) => c.cmd === "send_message")?.args).toMatchObject({ sessionId: "ses_1", message: "" }));
+  });
+
   it("? lists the shortcuts, but typing ? in a text field is just a question mark", async () => {
     mockIPC((cmd) => (cmd === "get_settings" ? view() : cmd === "list_sessions" ? [] : undefined), { shouldMockEvents: true });
     render(<App />);
