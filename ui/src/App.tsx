@@ -385,7 +385,7 @@ export function App() {
         ) : screen === "attempts" && groupId ? (
           <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} onOpenHistory={() => setScreen("history")} />
         ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} />
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} onStartAgain={() => setScreen("new")} />
         ) : loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>

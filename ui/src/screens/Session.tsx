@@ -609,7 +609,20 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
   return undefined;
 }
 
-export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGroup }: { sessionId: string; onOpenHistory: () => void; onOpenSettings?: () => void; onOpenGroup?: (group: string) => void }) {
+export function SessionView({
+  sessionId,
+  onOpenHistory,
+  onOpenSettings,
+  onOpenGroup,
+  onStartAgain,
+}: {
+  sessionId: string;
+  onOpenHistory: () => void;
+  onOpenSettings?: () => void;
+  onOpenGroup?: (group: string) => void;
+  /** Opens New Task, where the task's words and folder were put to start it again. */
+  onStartAgain?: () => void;
+}) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   // The group's attempts by name, once the evaluator's comparison is in the timeline.
   const [names, setNames] = useState<Record<string, string>>({});
@@ -891,6 +904,19 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
   // After a provider failure: the same conversation again, with no new words from the person.
+  // New Task reads its drafts when it opens: the task's words and folder go there, unless the
+  // person has words of their own in it, which are never replaced.
+  const startAgain = () => {
+    try {
+      if (!sessionStorage.getItem("finishline.taskDraft")) {
+        sessionStorage.setItem("finishline.taskDraft", model.task);
+        sessionStorage.setItem("finishline.workspaceDraft", model.workspace);
+      }
+    } catch {
+      /* storage unavailable: New Task opens empty */
+    }
+    onStartAgain?.();
+  };
   const retry = async () => {
     if (sending) return;
     setSending(true);
@@ -1202,6 +1228,12 @@ export function SessionView({ sessionId, onOpenHistory, onOpenSettings, onOpenGr
               {onOpenSettings && (
                 <button className="btn" onClick={onOpenSettings} data-testid="open-settings">
                   Open Settings
+                </button>
+              )}
+              {/* The way the words above name: the task as a new one, with the right model. */}
+              {model.lastErrorCode === "provider_not_found" && onStartAgain && !model.attempt && (
+                <button className="btn" onClick={startAgain} data-testid="start-again" title="Opens New Task with this task's words and folder, to run it with another model (words you typed there are kept instead)">
+                  Start it again…
                 </button>
               )}
             </div>

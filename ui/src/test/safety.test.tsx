@@ -133,6 +133,32 @@ describe("errors with a way forward", () => {
     expect(within(said).getByText("model-b").tagName).toBe("CODE");
   });
 
+  it("a model name the provider does not know offers to start the task again, its words and folder in New Task; a draft there is kept", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "say hello", workspace: "/ws", provider: "openai", model: "model-b" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "error", code: "provider_not_found", message: "Not found (404): The model `model-b` does not exist or you do not have access to it." }),
+      ev({ type: "status_changed", status: "failed" }),
+    ];
+    script(events, []);
+    sessionStorage.clear();
+    const startAgain = vi.fn();
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={() => {}} onStartAgain={startAgain} />);
+    await userEvent.click(await screen.findByTestId("start-again"));
+    expect(startAgain).toHaveBeenCalled();
+    expect([sessionStorage.getItem("finishline.taskDraft"), sessionStorage.getItem("finishline.workspaceDraft")]).toEqual(["say hello", "/ws"]);
+    unmount();
+    // Words the person typed in New Task meanwhile are theirs: not replaced.
+    sessionStorage.setItem("finishline.taskDraft", "my other task");
+    seq = 0;
+    script(events, []);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={() => {}} onStartAgain={startAgain} />);
+    await userEvent.click(await screen.findByTestId("start-again"));
+    expect(sessionStorage.getItem("finishline.taskDraft")).toBe("my other task");
+    sessionStorage.clear();
+  });
+
   it("a run that failed on the provider offers Retry and Open Settings", async () => {
     const calls: Call[] = [];
     seq = 0;
