@@ -169,7 +169,7 @@ export const SHORTCUTS: [string, string][] = [
   ["Ctrl+Enter", "Run the task (New Task)"],
   ["Enter", "Send a message, an answer or feedback"],
   ["Shift+Enter", "A new line in those boxes"],
-  ["Esc", "Cancel the running task (outside a text field); close a dialog"],
+  ["Esc", "Close a dialog; in a session, outside a text field, cancel its running task (asks first)"],
   ["j / k", "The review's diff: next / previous file"],
   ["n / p", "The review's diff: next / previous change"],
   ["↑ / ↓, Shift", "The review's diff: move along the lines, Shift picks a range"],
