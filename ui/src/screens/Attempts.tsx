@@ -551,6 +551,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                         )}
                         {/* Answers that disagree are told in Finishline's words, not quoted as the evaluator's. */}
                         : {a.evaluator.disagreed ? a.evaluator.reason : <q>{a.evaluator.reason}</q>}
+                        {/* A full stop of Finishline's where the words have none: "…” The rule decides" ran on. */}
+                        {/[.!?…]$/.test(a.evaluator.reason.trim()) ? "" : "."}
                         {a.evaluator.prefers && a.evaluator.prefers !== e.label && a.above_next && (
                           <span className="muted" data-testid="attempt-evaluator-overruled">
                             {" "}

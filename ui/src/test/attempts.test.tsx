@@ -784,6 +784,7 @@ describe("attempts side by side", () => {
     const said = await screen.findByTestId("attempt-evaluator");
     expect(said.textContent).toContain("The evaluator, shown Codex first and Claude Code second, prefers Claude Code");
     expect(said.textContent).toContain("<img src=x onerror=alert(1)> the second keeps the old name working");
+    expect(said.textContent, "the quoted words end a sentence: the next one does not run on").toMatch(/working”?\.$/);
     expect(said.querySelector("img")).toBeNull();
     expect(screen.getAllByTestId("attempt-label").map((l) => l.textContent)).toEqual(["Claude Code", "Codex"]);
     expect(screen.getByText(/the evaluator prefers it/)).toBeTruthy();
