@@ -672,13 +672,16 @@ export function landsAs(mode: LandingMode, branch: string | null): string {
   }
 }
 
-/** "It is ranked 2nd: Codex is ranked first.": said before landing one the rule placed lower. */
-function belowFirst(ranking: GroupRanking, places: ReturnType<typeof placesOf>, a: RankedAttempt): string | null {
+/** "It is ranked 2nd: Codex is ranked first.": said before landing one the rule placed lower,
+ * with the ones it is level with, as its card's "=2nd" says. */
+export function belowFirst(ranking: GroupRanking, places: ReturnType<typeof placesOf>, a: RankedAttempt): string | null {
   const i = ranking.ranking.findIndex((r) => r.evidence.session === a.evidence.session);
   const rank = places[i]?.rank ?? 0;
   const first = ranking.ranking[0];
   if (rank <= 1 || !first || places[0]?.rank !== 1) return null;
-  return `It is ranked ${ordinal(rank)}: ${first.evidence.label} is ranked first.`;
+  const level = ranking.ranking.filter((_, j) => j !== i && places[j]?.rank === rank).map((r) => r.evidence.label);
+  const beside = places[i]?.tied && level.length > 0 ? `, level with ${level.join(" and ")}` : "";
+  return `It is ranked ${ordinal(rank)}${beside}: ${first.evidence.label} is ranked first.`;
 }
 
 function ConfirmLand({

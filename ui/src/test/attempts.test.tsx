@@ -6,7 +6,7 @@ import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { useState } from "react";
 import type { Compared, EndReason, GroupRanking, SessionSummary } from "../ipc";
-import { AttemptsView } from "../screens/Attempts";
+import { AttemptsView, belowFirst, placesOf } from "../screens/Attempts";
 import { attemptChoices, attemptList, AttemptsPicker, attemptsProblem, refreshedChoices, withModel } from "../components/AttemptsPicker";
 import { attemptLabel, setAside, sidebarEntries, sidebarGroups, waitingCount } from "../sidebar";
 import { collapseGroups, History } from "../screens/History";
@@ -1307,6 +1307,11 @@ describe("attempts side by side", () => {
     expect(asked, "the first is not told it is below anyone").not.toHaveTextContent("ranked first");
     await user.click(within((await screen.findAllByTestId("attempt"))[1]).getByTestId("attempt-land"));
     expect(await screen.findByTestId("attempt-land-dialog"), "landing one placed lower says so first").toHaveTextContent("It is ranked 2nd: Codex is ranked first.");
+    {
+      // One level with another below the first says so, as its card's "=2nd" does.
+      const three: GroupRanking = { ...ranking(), places: ["1", "=2", "=2"], ranking: [ranking().ranking[0], { ...ranking().ranking[1] }, { ...ranking().ranking[1], evidence: { ...ranking().ranking[1].evidence, session: "s3", label: "fake-large" } }] };
+      expect(belowFirst(three, placesOf(three), three.ranking[1])).toBe(`It is ranked 2nd, level with fake-large: ${three.ranking[0].evidence.label} is ranked first.`);
+    }
     await user.keyboard("{Escape}");
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
