@@ -660,8 +660,9 @@ function GroupActions({
   return (
     <>
       {onOpenGroup && (
+        // "Compare" while one is still to choose; once decided there is nothing to compare.
         <button className="btn small" onClick={() => onOpenGroup(group)} data-testid="open-group">
-          Compare
+          {chosen || attempts.every((a) => a.status === "rejected") ? "Open" : "Compare"}
         </button>
       )}
       {/* The chosen attempt's session tells the story; with none chosen, the group does, whole. */}

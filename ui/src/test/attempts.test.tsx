@@ -264,6 +264,7 @@ describe("attempts side by side", () => {
     const row = await screen.findByTestId("history-row");
     await waitFor(() => expect(within(row).getByTestId("history-attempts")).toHaveTextContent("2 attempts · chose attempt 1"));
     expect(within(row).getByTestId("status-badge"), "the group's own state, not its rejected attempt's").toHaveTextContent("Completed");
+    expect(within(row).getByTestId("open-group"), "a decided group is opened, not compared").toHaveTextContent(/^Open$/);
   });
 
   it("History's row of an undecided group whose attempts stopped says the state of its best one, not a failed one's", async () => {
