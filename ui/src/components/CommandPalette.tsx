@@ -33,16 +33,24 @@ export function matches(label: string, query: string): boolean {
  * did put the focus somewhere on purpose (a screen that opened with its own field focused). */
 function useReturnFocus() {
   useEffect(() => {
-    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    const at = document.activeElement;
+    const before = at instanceof HTMLElement && at !== document.body && at.isConnected ? at : handedOn;
     return () => {
+      // A dialog this one opened as it closed (the palette's "Keyboard shortcuts") mounts with
+      // nothing focused: it gives the focus back where this one would have.
+      handedOn = before;
       // After the close has settled: the dialog's own element still holds the focus as it goes.
       setTimeout(() => {
+        if (handedOn === before) handedOn = null;
         const now = document.activeElement;
         if (before?.isConnected && (!now || now === document.body)) before.focus();
       }, 0);
     };
   }, []);
 }
+
+/** Where a dialog that just closed would have given the focus back, for one opened from it. */
+let handedOn: HTMLElement | null = null;
 
 const NONE: SearchHit[] = [];
 

@@ -281,5 +281,12 @@ describe("the command palette", () => {
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("palette")).not.toBeInTheDocument();
     await waitFor(() => expect(task, "a keyboard user goes on where they were, not from the page's top").toHaveFocus());
+    // The shortcut list opened from the palette gives it back there too, not to the page.
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("keyboard shortcuts{Enter}");
+    await screen.findByTestId("shortcuts");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("shortcuts")).not.toBeInTheDocument();
+    await waitFor(() => expect(task).toHaveFocus());
   });
 });
