@@ -438,7 +438,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
       <p className="muted small" data-testid="ranking-rule">
         Ranked by: {RANKING_RULE}.
         {pairs.length > 0 && unanswered === 0 && !comparing && " The evaluator has compared each attempt with the next."}
-        {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens so far, not counted as the attempts' own.`}
+        {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens${decided ? "" : " so far"}, not counted as the attempts' own.`}
       </p>
       {(notice ?? compared) && (
         <p className="notice" role="status" data-testid="attempts-notice" ref={said} tabIndex={-1}>
