@@ -8,7 +8,7 @@ import { NewTask } from "./screens/NewTask";
 // One bundle: loading the Session screen on first use made `--open-session` show a long session
 // 270 ms later and did not measurably shorten the cold start (docs/benchmarks.md, section 6).
 import { freshLook, History, type HistoryLook } from "./screens/History";
-import { SettingsScreen, type SettingsGuard } from "./screens/Settings";
+import { SettingsScreen, type SettingsField, type SettingsGuard } from "./screens/Settings";
 import { LeaveSettingsDialog } from "./components/LeaveSettingsDialog";
 import { SessionView } from "./screens/Session";
 import { AttemptsView } from "./screens/Attempts";
@@ -116,8 +116,8 @@ export function App() {
   }, [screen, sessionId]);
   useEffect(() => (mainRef.current ? keepFocusClearOfPinnedBars(mainRef.current) : undefined), []);
   // "Choose a model" opens Settings on the Model field; the sidebar's Settings, on the screen.
-  const [settingsFocus, setSettingsFocus] = useState<"provider-model" | undefined>(undefined);
-  const openSettings = (field?: "provider-model") => {
+  const [settingsFocus, setSettingsFocus] = useState<SettingsField | undefined>(undefined);
+  const openSettings = (field?: SettingsField) => {
     setSettingsFocus(field);
     setScreen("settings");
   };
@@ -385,7 +385,7 @@ export function App() {
         ) : screen === "attempts" && groupId ? (
           <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} onOpenHistory={() => setScreen("history")} />
         ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={() => setScreen("settings")} onOpenGroup={openGroup} onStartAgain={() => setScreen("new")} />
+          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={openSettings} onOpenGroup={openGroup} onStartAgain={() => setScreen("new")} />
         ) : loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>

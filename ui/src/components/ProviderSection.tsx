@@ -188,7 +188,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
       </label>
       <label className="field">
         <span>Base URL</span>
-        <input data-testid="provider-base-url" data-setting="provider.base_url" value={p.base_url} onChange={(e) => setProvider({ base_url: e.target.value })} placeholder="http://127.0.0.1:8080/v1" spellCheck={false} />
+        <input id="provider-base-url" data-testid="provider-base-url" data-setting="provider.base_url" value={p.base_url} onChange={(e) => setProvider({ base_url: e.target.value })} placeholder="http://127.0.0.1:8080/v1" spellCheck={false} />
       </label>
       <label className="field">
         <span>Model</span>
@@ -254,6 +254,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
             type="password"
             autoComplete="off"
             aria-label="API key"
+            id="key-input"
             data-testid="key-input"
             value={keyInput}
             onChange={(e) => setKeyInput(e.target.value)}

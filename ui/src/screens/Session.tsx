@@ -1,3 +1,4 @@
+import type { SettingsField } from "./Settings";
 import { isTextField } from "../keys";
 import { AgentLogin } from "../components/AgentLogin";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
@@ -597,6 +598,10 @@ const PROVIDER_FAILURES: Record<string, string> = {
   step_timeout: "The model took longer than the step limit.",
 };
 
+/** The Settings field a provider failure is fixed in: Open Settings goes there. A model the
+ * provider does not know is the session's own, so its address is what Settings can mend. */
+const FAILURE_FIELD: Record<string, SettingsField | undefined> = { provider_unreachable: "provider-base-url", provider_not_found: "provider-base-url", auth: "key-input" };
+
 /** A todo's state in words, for screen readers (the checkbox shows only done or not). */
 const STATUS_WORDS: Record<string, string> = { pending: "not started", in_progress: "in progress", completed: "done", cancelled: "dropped" };
 
@@ -618,7 +623,8 @@ export function SessionView({
 }: {
   sessionId: string;
   onOpenHistory: () => void;
-  onOpenSettings?: () => void;
+  /** Opens Settings, on the field to fix when one is named. */
+  onOpenSettings?: (field?: SettingsField) => void;
   onOpenGroup?: (group: string) => void;
   /** Opens New Task, where the task's words and folder were put to start it again. */
   onStartAgain?: () => void;
@@ -1179,7 +1185,7 @@ export function SessionView({
       <div className="session-bottom" data-testid="bottom-bar" data-pinned="bottom">
       {/* What failed (a message not sent, a cancel refused) shows here, beside the buttons just
           used: above the timeline it would be out of sight. */}
-      <ErrorLine error={error} onOpenSettings={onOpenSettings} />
+      <ErrorLine error={error} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
       {planWaiting && model.plan && <PlanReview sessionId={sessionId} steps={model.plan.steps.map((s) => s.step)} budget={model.plan.budget} spent={model.plan.spent} task={model.task} />}
@@ -1201,7 +1207,7 @@ export function SessionView({
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings} />
+          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
@@ -1226,7 +1232,7 @@ export function SessionView({
                 <RefreshCw size={14} aria-hidden /> Retry
               </button>
               {onOpenSettings && (
-                <button className="btn" onClick={onOpenSettings} data-testid="open-settings">
+                <button className="btn" onClick={() => onOpenSettings(FAILURE_FIELD[model.lastErrorCode!])} data-testid="open-settings">
                   Open Settings
                 </button>
               )}

@@ -98,7 +98,7 @@ interface Props {
   /** Where the screen says whether it holds unsaved changes and how to save them. */
   guard?: MutableRefObject<SettingsGuard>;
   /** The field to take the focus on opening, when the screen was opened to fill it in. */
-  focusField?: "provider-model";
+  focusField?: SettingsField;
 }
 
 export interface SettingsGuard {
@@ -109,6 +109,9 @@ export interface SettingsGuard {
   /** The save under way (Save pressed a moment ago), if any: leaving waits for it, not asks. */
   saving?: Promise<boolean> | null;
 }
+
+/** A field Settings can open on (its element's id): the one a failure or a warning names. */
+export type SettingsField = "provider-model" | "provider-base-url" | "key-input";
 
 export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   useEffect(() => {

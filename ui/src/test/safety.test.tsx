@@ -175,7 +175,7 @@ describe("errors with a way forward", () => {
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} onOpenSettings={openSettings} />);
     expect(await screen.findByTestId("failure-actions")).toHaveTextContent("could not be reached");
     await userEvent.click(screen.getByTestId("open-settings"));
-    expect(openSettings).toHaveBeenCalled();
+    expect(openSettings, "Settings opens on the field to fix: the provider's address").toHaveBeenCalledWith("provider-base-url");
     await userEvent.click(screen.getByTestId("retry-run"));
     expect(calls.find((c) => c.cmd === "send_message")).toMatchObject({ sessionId: "s1", message: "" });
   });
