@@ -1225,7 +1225,8 @@ export function SessionView({
                     provider&apos;s address is in Settings. Retry goes on from where it stopped.
                   </>
                 ) : (
-                  "Fix it in Settings, or try again: the run goes on from where it stopped."
+                  // Its worktree went with nothing in it: the conversation goes on, in a new one.
+                  `Fix it in Settings, or try again: the run goes on from where it stopped${model.place?.worktree && model.place.removed ? ", in a new worktree" : ""}.`
                 )}
               </span>
               <button className="btn primary" onClick={() => void retry()} disabled={sending} data-testid="retry-run">
