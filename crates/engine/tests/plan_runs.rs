@@ -795,7 +795,7 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
     assert!(
         md.contains(
-            "**Review requested:** Plan budget spent; the agent made no explicit claim; the evaluator said done (on Step 2: Write b.txt, not the whole task)"
+            "**Review requested:** Plan budget spent; the agent said it was done in its reply; the evaluator said done (on Step 2: Write b.txt, not the whole task)"
         ),
         "the export says whose it was too: {md}"
     );

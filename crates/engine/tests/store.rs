@@ -1750,4 +1750,26 @@ fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
     assert!(md.contains("### Run 1 (a plan step) ·"), "{md}");
     assert!(md.contains("*Plan step ended: Verified done*"), "a step's end, not the run's, as the window says: {md}");
     assert!(md.contains("**Error:** connection refused"), "{md}");
+
+    // "Done!" said in the reply, with no claim made: said so, as the review in the window says.
+    let (sid, _) = store.create_session(&new_session("say it")).unwrap();
+    let mut asked = verified_review(RequestId::new(), vec![]);
+    if let EngineEvent::ReviewRequested { claim, .. } = &mut asked {
+        *claim = Claim::None;
+    }
+    let said = MessageId::new();
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::MessageCreated { message_id: said.clone(), role: MessageRole::Assistant, source: None, text: None },
+                delta(&said, "Done! notes.md lists three fruits."),
+                asked,
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert!(md.contains("**Review requested:** Verified done; the agent said it was done in its reply; the evaluator said done"), "{md}");
 }

@@ -331,11 +331,14 @@ pub fn to_markdown(t: &Timeline) -> String {
     let mut md = String::new();
     write_header(&mut md, t);
     let mut run_no = 0;
+    // The agent's last words in this run: a review with no claim says when they said it was done.
+    let mut last_said = String::new();
     let mut entries = transcript(t).into_iter().peekable();
     while let Some(e) = entries.next() {
         match e {
             Entry::Run { trigger, at } => {
                 run_no += 1;
+                last_said.clear();
                 let started_by = match trigger {
                     RunTrigger::Task => "the task",
                     RunTrigger::Feedback => "your feedback",
@@ -360,9 +363,16 @@ pub fn to_markdown(t: &Timeline) -> String {
                     quote(&text)
                 );
             }
-            e @ Entry::Message { .. } => write_message(&mut md, e),
+            e @ Entry::Message { .. } => {
+                if let Entry::Message { role: MessageRole::Assistant, text, .. } = &e {
+                    if !text.trim().is_empty() {
+                        last_said.clone_from(text);
+                    }
+                }
+                write_message(&mut md, e)
+            }
             e @ (Entry::Continuation { .. } | Entry::Evaluation { .. } | Entry::Verification { .. } | Entry::Review { .. } | Entry::Decision { .. }) => {
-                write_judgement(&mut md, e)
+                write_judgement(&mut md, e, crate::judge::said_done::says_done(&last_said))
             }
             e @ (Entry::Plan { .. } | Entry::PlanStep { .. } | Entry::PlanStepEnd { .. }) => write_plan_entry(&mut md, e),
             e => write_other(&mut md, e),
@@ -427,7 +437,8 @@ fn write_message(md: &mut String, e: Entry) {
 }
 
 /// What the judge and the person decided: continuations, verdicts, checks, the review.
-fn write_judgement(md: &mut String, e: Entry) {
+/// `said_done`: the agent's last words in the run say it is done (for a review with no claim).
+fn write_judgement(md: &mut String, e: Entry, said_done: bool) {
     match e {
         Entry::Continuation { source, attempt, max, remaining } => {
             let _ = writeln!(md, "- ↻ *Continuation{}* ({}){}\n", count(attempt, max), continuation_label(source, attempt), list_inline(&remaining));
@@ -467,7 +478,7 @@ fn write_judgement(md: &mut String, e: Entry) {
                 md,
                 "**Review requested:** {}; {}{}{}{}\n",
                 end_reason.words(),
-                claim.words(),
+                if claim == Claim::None && said_done { "the agent said it was done in its reply" } else { claim.words() },
                 verdict
                     .map(|v| match v {
                         Verdict::Unavailable => "; the evaluator gave no usable answer".to_string(),
