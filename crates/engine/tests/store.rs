@@ -30,14 +30,19 @@ fn assistant(m: &MessageId) -> EngineEvent {
 
 /// The evaluator's verdict that the task is not done yet, in `summary`'s words.
 fn not_done_yet(summary: &str) -> EngineEvent {
+    evaluation(Verdict::NotDone, summary, &[], true)
+}
+
+/// The evaluator's first verdict: `verdict`, in `summary`'s words, with what it found left.
+fn evaluation(verdict: Verdict, summary: &str, remaining: &[&str], parse_ok: bool) -> EngineEvent {
     EngineEvent::Evaluation {
         cycle: 1,
-        verdict: Verdict::NotDone,
+        verdict,
         summary: summary.into(),
-        remaining: vec![],
+        remaining: remaining.iter().map(|r| r.to_string()).collect(),
         stuck_reason: None,
         model: "judge".into(),
-        parse_ok: true,
+        parse_ok,
         usage: Default::default(),
         question: Default::default(),
     }
@@ -1666,17 +1671,7 @@ fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
             Some(&run),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::Task },
-                EngineEvent::Evaluation {
-                    cycle: 1,
-                    verdict: Verdict::NotDone,
-                    summary: "a.txt is missing".into(),
-                    remaining: vec!["write a.txt".into()],
-                    stuck_reason: None,
-                    model: "judge".into(),
-                    parse_ok: true,
-                    usage: Default::default(),
-                    question: Default::default(),
-                },
+                evaluation(Verdict::NotDone, "a.txt is missing", &["write a.txt"], true),
                 asked,
                 EngineEvent::RunFinished {
                     status: SessionStatus::AwaitingReview,
@@ -1727,17 +1722,7 @@ fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
             Some(&RunId::new()),
             vec![
                 EngineEvent::RunStarted { trigger: RunTrigger::PlanStep },
-                EngineEvent::Evaluation {
-                    cycle: 1,
-                    verdict: Verdict::Unavailable,
-                    summary: String::new(),
-                    remaining: vec![],
-                    stuck_reason: None,
-                    model: "judge".into(),
-                    parse_ok: false,
-                    usage: Default::default(),
-                    question: Default::default(),
-                },
+                evaluation(Verdict::Unavailable, "", &[], false),
                 EngineEvent::RunFinished { status: SessionStatus::Busy, end_reason: EndReason::VerifiedDone, claim: Claim::None, verdict: None, stuck: None },
                 EngineEvent::Error { code: ErrorCode::ProviderUnreachable, message: "connection refused".into() },
             ],
