@@ -819,14 +819,19 @@ function Differences({ diffs, leftOut }: { diffs: FileDifference[] | null; leftO
             <code>{d.path}</code> {d.same ? <span className="muted">changed the same way by every attempt</span> : <span className="tag">differs</span>}
           </summary>
           <div className="difference-columns" style={{ gridTemplateColumns: `repeat(${d.versions.length}, minmax(0, 1fr))` }}>
-            {d.versions.map((v) => (
-              <div key={v.session} className="difference-column" data-testid="difference-version">
-                <div className="small">
-                  <strong>{v.label}</strong> {v.kind ? <span className="muted">{v.kind}</span> : <span className="muted">left it alone</span>}
+            {d.versions.map((v, i) => {
+              // Two attempts that wrote the same thing read as one choice: said, not left to spot.
+              const twin = v.kind ? d.versions.slice(0, i).find((w) => w.kind === v.kind && w.diff === v.diff) : undefined;
+              return (
+                <div key={v.session} className="difference-column" data-testid="difference-version">
+                  <div className="small">
+                    <strong>{v.label}</strong> {v.kind ? <span className="muted">{v.kind}</span> : <span className="muted">left it alone</span>}
+                    {twin && <span className="muted"> · the same as {twin.label}</span>}
+                  </div>
+                  {v.kind && <DiffLines diff={v.diff} />}
                 </div>
-                {v.kind && <DiffLines diff={v.diff} />}
-              </div>
-            ))}
+              );
+            })}
           </div>
         </details>
       ))}

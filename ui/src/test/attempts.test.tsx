@@ -570,6 +570,41 @@ describe("attempts side by side", () => {
     expect(await screen.findByTestId("differences-left-out")).toHaveTextContent("Not among them: Gemini CLI (still running), model-c (ended with no work to review).");
   });
 
+  it("the Differences tab says which attempts changed a file the same way as another, so two identical ones are seen as one", async () => {
+    const state: GroupRanking = {
+      ...ranking(),
+      places: ["1", "=2", "=2"],
+      ranking: [
+        { rank: 1, evidence: evidence("s1", "Codex"), above_next: null },
+        { rank: 2, evidence: evidence("s2", "model-b"), above_next: null },
+        { rank: 2, evidence: evidence("s3", "model-c"), above_next: null },
+      ],
+    };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2), summary("s3", "awaiting_review", "g1", 3)];
+      if (cmd === "attempt_differences")
+        return [
+          {
+            path: "greet.txt",
+            same: false,
+            versions: [
+              { session: "s1", label: "Codex", kind: "created", diff: "+hello" },
+              { session: "s2", label: "model-b", kind: "created", diff: "+hi\n+hi" },
+              { session: "s3", label: "model-c", kind: "created", diff: "+hi\n+hi" },
+            ],
+          },
+        ];
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    await userEvent.click(await screen.findByTestId("tab-differences"));
+    const versions = await screen.findAllByTestId("difference-version");
+    expect(versions[2]).toHaveTextContent("the same as model-b");
+    expect(versions[1]).not.toHaveTextContent("the same as");
+    expect(versions[0]).not.toHaveTextContent("the same as");
+  });
+
   it("when an attempt changes after the evaluator compared it, its word goes and so does the sentence that it compared them", async () => {
     const word = { first: "Codex", second: "Claude Code", prefers: "Claude Code", reason: "the second says more", model: "judge-m" };
     let state: GroupRanking = { ...ranking(), ranking: [{ ...ranking().ranking[0], evaluator: word }, ranking().ranking[1]] };
