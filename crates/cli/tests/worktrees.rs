@@ -4067,3 +4067,34 @@ async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_
     assert!(said.contains("Decided elsewhere (another terminal or the window): rejected."), "it says so: {said}");
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit is as it was");
 }
+
+/// A follow-up of a task that landed works in a new worktree and branch; a commit the person
+/// makes there is theirs, and a discard cut short before it kept the branch must still keep it:
+/// the earlier landing says nothing about this branch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discard_cut_short_keeps_a_follow_ups_branch_with_the_persons_commit_though_the_task_landed_before() {
+    let failing = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
+    ];
+    let (_s, dir, cli) = server(vec![failing, writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let landed = cli.run("write notes.md", &r, &["--review", "approve"]);
+    assert_eq!(landed.status.code(), Some(0), "it landed: {}", String::from_utf8_lossy(&landed.stderr));
+    let id = session_of(&landed);
+    let follow_up = cli.cmd(&["sessions", "resume", &id, "now write broken.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(follow_up.status.code(), Some(4), "the follow-up failed: {}", String::from_utf8_lossy(&follow_up.stderr));
+    let ws = lines(&follow_up).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"].clone();
+    let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
+    persons_commit_in(&folder);
+
+    let mut child = paused_at(cli.cmd(&["sessions", "discard", &id]), "discard-decided", &dir.path().join("paused"), "the discard recorded its decision");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+    assert!(!folder.exists(), "the sweep removed the follow-up's worktree");
+    assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "and kept its branch with the person's commit");
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n", "what landed before stays");
+}

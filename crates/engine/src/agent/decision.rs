@@ -1877,7 +1877,9 @@ fn sweep_worktrees(store: &Store, data_dir: &Path, sessions: &[crate::store::Ses
         let Some(wt) = current_worktree(&events) else { continue };
         // A landed or rejected task's branch goes unless the person kept it (when landing, or a
         // rejection that kept what changed in its worktree after the review).
-        let landed = events.iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
+        // This worktree's own landing: a follow-up after an earlier one works on a new branch,
+        // which that landing says nothing about.
+        let landed = super::changes::since_worktree(&events).iter().any(|e| matches!(e.event, EngineEvent::Landed { .. }));
         // A put-away cut short between its decision and its `BranchKept` (a crash, or this
         // sweep in another process meanwhile) is caught here: a commit Finishline did not make
         // keeps the branch of a task that did not land.
