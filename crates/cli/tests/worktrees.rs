@@ -1015,6 +1015,34 @@ async fn a_worktree_switched_to_the_persons_branch_gets_no_commit_of_the_task() 
     assert!(text.contains("git switch"), "the way back is named: {text}");
 }
 
+/// A task's worktree switched to another branch of the person's after the review (by the
+/// person, or by a process the agent left running): approving while the person's branch moved
+/// on rebases nothing of theirs, and says how to put the worktree back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_worktree_switched_to_another_branch_rebases_nothing_of_the_persons() {
+    let (_s, dir, cli) = server(vec![writes("x.txt", "x\n", 0)]).await;
+    let r = repo(dir.path());
+    git(&r, &["branch", "feature"]);
+    let feature = git(&r, &["rev-parse", "feature"]);
+    let waiting = cli.run("write x.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let folder = PathBuf::from(lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap());
+    git(&folder, &["switch", "-q", "feature"]);
+    // The person's branch moves on, so the landing catches the task up first.
+    std::fs::write(r.join("later.txt"), "later\n").unwrap();
+    git(&r, &["add", "later.txt"]);
+    git(&r, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "later"]);
+    let main = git(&r, &["rev-parse", "main"]);
+
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    let said = String::from_utf8_lossy(&approved.stdout).to_string() + &String::from_utf8_lossy(&approved.stderr);
+    assert_ne!(approved.status.code(), Some(0), "nothing landed: {said}");
+    assert_eq!(git(&r, &["rev-parse", "feature"]), feature, "the person's other branch is as it was");
+    assert_eq!(git(&r, &["rev-parse", "main"]), main, "and so is the branch it lands on");
+    assert!(said.contains("git switch"), "the way back is named: {said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_this_history_does_not_know_is_never_removed_at_start() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;

@@ -166,6 +166,9 @@ pub fn prepare(wt: &TaskWorktree, mode: LandingMode, message: &str, left: &Left)
 /// Rebases the task's branch, in its worktree, onto the person's branch when that moved on
 /// since the task started. A conflict leaves the task's branch as it was.
 pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocked>> {
+    // A rebase moves whatever the worktree has checked out: switched to another branch of the
+    // person's (by them, or by a process the agent left running), that branch would be rebased.
+    super::worktree::on_own_branch(wt)?;
     let tips = match read_tips(wt)? {
         Ok(t) => t,
         Err(b) => return Ok(Err(b)),
@@ -178,7 +181,8 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
     let out = git_in(folder)
         .args(identity_args(folder))
         // Files as committed, as the worktree was filled (`worktree::checkout`).
-        .args(["-c", "core.autocrlf=false", "rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit])
+        // The task's branch named, so that a switch since the check above rebases it or nothing.
+        .args(["-c", "core.autocrlf=false", "rebase", "--no-autostash", "--onto", &target_tip, &wt.base_commit, &wt.branch])
         .output()
         .map_err(|e| Error::Worktree(format!("git could not run: {e}")))?;
     if out.status.success() {

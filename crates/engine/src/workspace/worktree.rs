@@ -529,7 +529,7 @@ pub(crate) fn shell_word(s: &str) -> String {
 
 /// Refuses when the worktree is not on the task's branch: an agent (or the person) switched it,
 /// and a commit there would land on another branch, perhaps the person's.
-fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
+pub(crate) fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
     let folder = Path::new(&wt.folder);
     let head = git(folder, &["symbolic-ref", "-q", "HEAD"]).map(|h| h.trim().to_string()).unwrap_or_default();
     if head == format!("refs/heads/{}", wt.branch) {
