@@ -468,7 +468,7 @@ export type EngineEvent =
   | { type: "attempts_compared"; first: string; second: string; prefers?: string | null; reason: string; disagreed?: boolean; model: string; tokens: number }
   | { type: "worktree_ready"; copied: string[] }
   | { type: "task_committed"; commit: string; branch: string; files_since_start?: string[] }
-  | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null; by?: "person" | "auto" }
+  | { type: "landing_started"; review_id: string; mode: LandingMode; target_branch: string; old_tip: string; new_commit?: string | null; task_tip?: string | null; by?: "person" | "auto" }
   | { type: "landed"; mode: LandingMode; target_branch?: string | null; commit?: string | null; branch_kept?: string | null; files: string[]; checkout_elsewhere?: CheckoutElsewhere }
   | { type: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string }
   | { type: "ignored_copied"; copied: string[]; left: string[]; failed?: string[] }

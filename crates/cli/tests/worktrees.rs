@@ -1284,6 +1284,85 @@ async fn killed_after_the_landing_is_recorded_and_before_anything_moved_nothing_
     assert_eq!(std::fs::read_to_string(r.join("Übersicht.md")).unwrap(), "overview\n");
 }
 
+/// A landing as uncommitted changes, killed after it wrote the task's changes into the person's
+/// checkout and before it recorded that: the next start finds them there, whole, and records the
+/// task landed; the task's files are not called the person's edits, nor left without a record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncommitted_landing_killed_after_writing_is_recorded_landed_at_the_next_start() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write notes.md", &r, &[]);
+    let id = session_of(&waiting);
+    let branch = lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["branch"].as_str().unwrap().to_string();
+    let approving = cli.cmd(&["sessions", "review", &id, "--approve", "--land", "uncommitted", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(approving, "landing-started", &dir.path().join("paused"), "the landing was recorded");
+    // What the landing does next, done before the kill: the task's changes written in.
+    let patch = Command::new("git").current_dir(&r).args(["diff-tree", "-p", "--binary", "main", &branch]).output().unwrap().stdout;
+    let mut apply = Command::new("git").current_dir(&r).args(["apply"]).stdin(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(&mut apply.stdin.take().unwrap(), &patch).unwrap();
+    assert!(apply.wait().unwrap().success());
+    child.kill().unwrap();
+    let _ = child.wait();
+
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    let events = stored(&cli.data, &id);
+    let landed = events.iter().find_map(|e| match e {
+        finishline_engine::event::EngineEvent::Landed { files, .. } => Some(files.clone()),
+        _ => None,
+    });
+    assert_eq!(landed, Some(vec!["notes.md".to_string()]), "the landing is recorded, with its file: {events:?}");
+    assert!(!events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::LandingBlocked { .. })), "nothing says it did not land: {events:?}");
+    let listed = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap()).into_iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_eq!(listed["status"], "completed", "{listed}");
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n");
+}
+
+/// The same cut short half way through writing: the next start says only some of the changes
+/// are there, and how to go on; it records no landing and removes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncommitted_landing_killed_half_way_says_only_some_changes_are_in_the_checkout() {
+    let rules = calls_then_done("write two files", vec![write_call("one.txt", "1\n"), write_call("two.txt", "2\n")], "Created two.txt");
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write two files", &r, &[]));
+    let approving = cli.cmd(&["sessions", "review", &id, "--approve", "--land", "uncommitted", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(approving, "landing-started", &dir.path().join("paused"), "the landing was recorded");
+    std::fs::write(r.join("one.txt"), "1\n").unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    let events = stored(&cli.data, &id);
+    let said = events.iter().find_map(|e| match e {
+        finishline_engine::event::EngineEvent::LandingBlocked { reason: finishline_engine::domain::LandingBlock::Interrupted, detail, .. } => {
+            Some(detail.clone())
+        }
+        _ => None,
+    });
+    let said = said.unwrap_or_else(|| panic!("the cut-short landing is said: {events:?}"));
+    assert!(said.contains("only some of them") && said.contains("git status"), "{said}");
+    assert!(!events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Landed { .. })), "no landing is recorded");
+    assert_eq!(std::fs::read_to_string(r.join("one.txt")).unwrap(), "1\n", "what was written stays for the person to look at");
+}
+
+/// The same cut short before anything was written: nothing landed, and approving again lands
+/// it as uncommitted changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncommitted_landing_killed_before_writing_lands_nothing_and_approve_works_again() {
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write notes.md", &r, &[]));
+    let approving = cli.cmd(&["sessions", "review", &id, "--approve", "--land", "uncommitted", "--base-url", &cli.url, "--model", "m"]);
+    let mut child = paused_at(approving, "landing-started", &dir.path().join("paused"), "the landing was recorded");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = cli.run("hello", &r, &["--isolation", "in-place"]);
+    assert!(!r.join("notes.md").exists(), "nothing was written");
+    let again = cli.cmd(&["sessions", "review", &id, "--approve", "--land", "uncommitted"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "approve again lands it: {}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "init", "as uncommitted changes");
+}
+
 /// Ctrl-C in the terminal once the landing is past the point where it can be stopped (the
 /// person's branch is about to move): the landing finishes, whole, and says so; the CLI does not
 /// die half way, nor do the landing's own gits with it (Ctrl-C reaches the terminal's whole

@@ -487,6 +487,10 @@ pub enum EngineEvent {
         old_tip: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         new_commit: Option<String>,
+        /// The task's commit whose changes are written into the person's checkout (uncommitted
+        /// changes): a landing cut short is told apart from one that wrote them all by it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task_tip: Option<String>,
         /// Who approved it, for the approval recorded when a landing cut short is finished at
         /// the next start (older histories: the person).
         #[serde(default = "person")]

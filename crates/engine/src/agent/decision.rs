@@ -1367,6 +1367,7 @@ fn started_event(review: &RequestId, c: &Composed, by: DecidedBy) -> EngineEvent
         target_branch: c.target_branch.clone(),
         old_tip: c.old_tip.clone(),
         new_commit: c.new_commit.clone(),
+        task_tip: c.task_tip.clone(),
         by,
     }
 }
@@ -1792,7 +1793,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
     if events[at..].iter().any(|e| matches!(e.event, EngineEvent::Landed { .. } | EngineEvent::LandingBlocked { .. })) {
         return false;
     }
-    let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit, by } = &events[at].event else { return false };
+    let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit, task_tip, by } = &events[at].event else { return false };
     let Some(wt) = current_worktree(events) else { return false };
     let c = Composed {
         mode: *mode,
@@ -1800,9 +1801,10 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
         old_tip: old_tip.clone(),
         new_commit: new_commit.clone(),
         files: vec![],
+        task_tip: task_tip.clone(),
         on_target: false,
     };
-    let files: Vec<String> = new_commit.as_ref().and_then(|n| worktree::changed_between(&wt, old_tip, n).ok()).unwrap_or_default();
+    let files: Vec<String> = new_commit.as_ref().or(task_tip.as_ref()).and_then(|n| worktree::changed_between(&wt, old_tip, n).ok()).unwrap_or_default();
     let c = Composed { files, ..c };
     match landing::finish_interrupted(&wt, &c) {
         Ok(Ok(())) => {

@@ -221,6 +221,8 @@ pub struct Composed {
     pub new_commit: Option<String>,
     /// The files the landing changes on the person's side.
     pub files: Vec<String>,
+    /// The task's commit whose changes are written into the checkout (uncommitted changes).
+    pub task_tip: Option<String>,
     /// The person's checkout is on the target branch: it moves along.
     pub on_target: bool,
 }
@@ -329,7 +331,8 @@ fn compose_from(
             Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, vec![], format!("git could not make the commit: {why}")))),
         },
     };
-    Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, on_target }))
+    let task_tip = (mode == LandingMode::Uncommitted).then_some(task_tip);
+    Ok(Ok(Composed { mode, target_branch: branch, old_tip, new_commit, files, task_tip, on_target }))
 }
 
 /// Files in the person's checkout under a folder standing where the landing changes a path (the
@@ -622,33 +625,45 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
             Ok(Ok(()))
         }
         (LandingMode::Uncommitted, _) => {
-            let task_tip = tip(wt)?;
-            // Plumbing, with every option that shapes a patch spelled out: the person's git
-            // config (`diff.noprefix`, `color.ui=always`, `diff.external`, `diff.relative`)
-            // would otherwise make a patch that writes another file or none.
-            let patch = git_in(repo)
-                .args(["diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"])
-                .args(["--src-prefix=a/", "--dst-prefix=b/", &c.old_tip, &task_tip])
-                .output()?;
-            if !patch.status.success() {
-                let why = String::from_utf8_lossy(&patch.stderr).trim().to_string();
-                return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), format!("the task's changes could not be read from its branch: {why}"))));
-            }
+            let task_tip = match &c.task_tip {
+                Some(t) => t.clone(),
+                None => tip(wt)?,
+            };
+            let patch = match task_patch(repo, &c.old_tip, &task_tip)? {
+                Ok(p) => p,
+                Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why))),
+            };
             // A task that changed nothing has nothing to write, which `git apply` calls an error.
-            if patch.stdout.is_empty() {
+            if patch.is_empty() {
                 return Ok(Ok(()));
             }
-            let check = pipe(repo, &["apply", "--check", "--whitespace=nowarn"], &patch.stdout)?;
+            let check = pipe(repo, &["apply", "--check", "--whitespace=nowarn"], &patch)?;
             if let Err(why) = check {
                 return Ok(Err(Blocked::new(LandingBlock::Conflict, c.files.clone(), format!("the task's changes do not apply to your working tree: {why}"))));
             }
-            if let Err(why) = pipe(repo, &["apply", "--whitespace=nowarn"], &patch.stdout)? {
+            if let Err(why) = pipe(repo, &["apply", "--whitespace=nowarn"], &patch)? {
                 return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why)));
             }
             Ok(Ok(()))
         }
         _ => Ok(Ok(())),
     }
+}
+
+/// The task's changes from `old_tip` to `task_tip` as a patch `git apply` writes into the
+/// person's checkout; `Err` says why git could not read them. Plumbing, with every option that
+/// shapes a patch spelled out: the person's git config (`diff.noprefix`, `color.ui=always`,
+/// `diff.external`, `diff.relative`) would otherwise make a patch that writes another file or
+/// none.
+fn task_patch(repo: &Path, old_tip: &str, task_tip: &str) -> Result<std::result::Result<Vec<u8>, String>> {
+    let patch = git_in(repo)
+        .args(["diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"])
+        .args(["--src-prefix=a/", "--dst-prefix=b/", old_tip, task_tip])
+        .output()?;
+    if !patch.status.success() {
+        return Ok(Err(format!("the task's changes could not be read from its branch: {}", String::from_utf8_lossy(&patch.stderr).trim())));
+    }
+    Ok(Ok(patch.stdout))
 }
 
 /// Whether `branch` is the person's to move right now, as git itself judges before moving a
@@ -768,8 +783,35 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
                 Ok(Err(interrupted(false)))
             }
         }
+        // Written into the checkout (uncommitted changes), which the index does not show: the
+        // patch itself says whether all of it is there, none, or part.
+        None if c.mode == LandingMode::Uncommitted => {
+            let Some(task_tip) = &c.task_tip else { return Ok(Err(interrupted_uncommitted(false))) };
+            let patch = match task_patch(repo, &c.old_tip, task_tip)? {
+                Ok(p) => p,
+                Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why))),
+            };
+            if patch.is_empty() || pipe(repo, &["apply", "--reverse", "--check", "--whitespace=nowarn"], &patch)?.is_ok() {
+                return Ok(Ok(()));
+            }
+            let untouched = pipe(repo, &["apply", "--check", "--whitespace=nowarn"], &patch)?.is_ok();
+            Ok(Err(interrupted_uncommitted(!untouched)))
+        }
         // Their checkout may hold part of the landing when it is not where the branch is.
         _ => Ok(Err(interrupted(on_target && !c.files.is_empty() && !index_at(&c.old_tip)))),
+    }
+}
+
+/// A landing as uncommitted changes cut short: none of them written, or some.
+fn interrupted_uncommitted(some_written: bool) -> Blocked {
+    if some_written {
+        Blocked::new(
+            LandingBlock::Interrupted,
+            vec![],
+            "Finishline stopped while writing this task's changes into your checkout, and only some of them are there: check `git status` (the task's branch holds all of them), then keep the branch, or undo those edits and approve again",
+        )
+    } else {
+        interrupted(false)
     }
 }
 
