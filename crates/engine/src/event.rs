@@ -565,6 +565,20 @@ pub enum EngineEvent {
 }
 
 impl EngineEvent {
+    /// A decision that something acts on once it is stored: the person's branch or files change
+    /// (a landing, a revert), or a worktree and its branch go. Its commit is synced to disk, so
+    /// that not even a power loss leaves the act without its record.
+    pub fn acts_once_stored(&self) -> bool {
+        matches!(
+            self,
+            EngineEvent::LandingStarted { .. }
+                | EngineEvent::RevertStarted { .. }
+                | EngineEvent::ReviewResolved { .. }
+                | EngineEvent::WorktreeRemoved { .. }
+                | EngineEvent::StatusChanged { status: crate::domain::SessionStatus::Rejected, .. }
+        )
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             EngineEvent::SessionCreated { .. } => "session_created",

@@ -253,10 +253,15 @@ impl Store {
         let mut out = Vec::new();
         let value = f(&tx, &mut out)?;
         tx.commit()?;
+        // With NORMAL a commit survives a killed process, not a power loss; a decision about to be
+        // acted on must survive both, so the log it was written to is synced before anyone acts
+        // (what FULL does at every commit; SQLite will not change that inside a transaction).
+        let synced = if out.iter().any(|e| e.event.acts_once_stored()) { sync_log(&conn) } else { Ok(()) };
         for env in out {
             // No subscriber is fine: the event is in the store for whoever comes later.
             let _ = self.live.send(env);
         }
+        synced?;
         Ok(value)
     }
 
@@ -664,5 +669,19 @@ impl HistoryWatch {
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+}
+
+/// Syncs the write-ahead log of the history database to disk: every commit in it is then safe
+/// from a power loss. An fsync of any handle on the file syncs the file; a database in memory
+/// has no log.
+fn sync_log(conn: &Connection) -> Result<()> {
+    let Some(path) = conn.path().filter(|p| !p.is_empty()) else { return Ok(()) };
+    match std::fs::File::open(format!("{path}-wal")) {
+        Ok(f) => Ok(f.sync_data()?),
+        // Checkpointed whole and gone (another process closed the last connection): the commit is
+        // in the database file, synced by that checkpoint.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
