@@ -6,7 +6,7 @@ import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
-import { AppError, ipc, type Envelope, type StepState } from "../ipc";
+import { AppError, ipc, type ContinuationSource, type Envelope, type StepState } from "../ipc";
 import { activityText } from "../session/activity";
 import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
@@ -33,6 +33,10 @@ function pretty(v: unknown) {
     return String(v);
   }
 }
+
+/** Notes that go with a run the person started (a follow-up in a new worktree, a restart, a
+ * conflict they asked to resolve): Finishline told the agent something; it did not send it back. */
+const TOLD_ONLY: ReadonlySet<ContinuationSource> = new Set(["new_worktree", "resume", "landing_conflict"]);
 
 function ToolCard({ item }: { item: Extract<Item, { kind: "tool" }> }) {
   const [open, setOpen] = useState(false);
@@ -329,7 +333,9 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
                     ? "Finishline found a comment of yours not addressed yet and sent the agent back to it — not your words:"
                     : item.source === "review_comments"
                       ? "Finishline sent your comments on the diff to the agent, with the lines they are on:"
-                      : "Finishline sent the agent back to work — not your words:"}
+                      : TOLD_ONLY.has(item.source)
+                        ? "Finishline told the agent — not your words:"
+                        : "Finishline sent the agent back to work — not your words:"}
                 </p>
                 <div className="continuation-text">
                   <Markdown text={item.text} />

@@ -113,6 +113,23 @@ describe("Session view", () => {
     expect(again).toHaveTextContent("Finishline found a comment of yours not addressed yet and sent the agent back to it — not your words:");
   });
 
+  it("a note Finishline adds to the person's follow-up says Finishline told the agent, not that it sent the agent back to work", async () => {
+    seq = 0;
+    script([
+      ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "continuation", source: "new_worktree", attempt: 0, max: 0, remaining: [], text: "Your earlier changes in this task were approved and landed on main." }),
+      ev({ type: "message_created", message_id: "u2", role: "user", text: "Now add a LICENSE file" }),
+      ev({ type: "continuation", source: "resume", attempt: 0, max: 0, remaining: [], text: "Finishline was restarted." }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("continuation-card")).toHaveLength(2));
+    for (const card of screen.getAllByTestId("continuation-card")) {
+      expect(card).toHaveTextContent("Finishline told the agent — not your words:");
+      expect(card).not.toHaveTextContent("sent the agent back to work");
+    }
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([
