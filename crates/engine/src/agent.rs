@@ -464,7 +464,7 @@ impl Engine {
     pub fn start_task_with(self: &Arc<Self>, task: &str, workspace: &std::path::Path, opts: TaskOptions) -> Result<(SessionId, tokio::task::JoinHandle<()>)> {
         let meta = std::fs::metadata(workspace).map_err(|e| crate::workspace::unusable(workspace, &e))?;
         if !meta.is_dir() {
-            return Err(Error::InvalidInput(format!("the workspace {} is not a folder", workspace.display())));
+            return Err(crate::workspace::not_a_folder(workspace));
         }
         let workspace = workspace.canonicalize()?;
         let ws = workspace.to_string_lossy().into_owned();

@@ -29,6 +29,13 @@ pub fn unusable(path: &std::path::Path, e: &std::io::Error) -> crate::Error {
     crate::Error::InvalidInput(message)
 }
 
+/// A file where a folder was asked for (a path typed or dropped one level too deep): the way on
+/// is the folder it is in.
+pub fn not_a_folder(path: &std::path::Path) -> crate::Error {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| ".".into(), |p| p.display().to_string());
+    crate::Error::InvalidInput(format!("{} is a file, not a folder: choose the folder it is in, {parent}", path.display()))
+}
+
 /// Why the folder a session works in cannot be used now: it was there when the task began, so a
 /// missing one was moved or deleted since, and naming another is not what to do.
 pub fn unusable_now(path: &std::path::Path, e: &std::io::Error) -> crate::Error {

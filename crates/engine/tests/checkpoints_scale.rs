@@ -240,6 +240,17 @@ fn a_home_folder_or_the_root_is_flagged_and_files_are_counted_as_checkpoints_see
     assert!(survey(Path::new(&home)).unwrap().too_broad, "the home folder is flagged");
 }
 
+#[test]
+fn a_file_chosen_as_the_workspace_is_said_to_be_a_file_with_the_folder_it_is_in() {
+    use finishline_engine::workspace::checkpoint::survey;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("README.md");
+    std::fs::write(&file, "hello\n").unwrap();
+    let said = survey(&file).unwrap_err();
+    assert_eq!(said.code(), finishline_engine::ErrorCode::InvalidInput);
+    assert_eq!(said.to_string(), format!("{} is a file, not a folder: choose the folder it is in, {}", file.display(), dir.path().display()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_lists_each_workspace_store_and_freeing_it_keeps_what_live_sessions_need() {
     use finishline_engine::workspace::checkpoint::{forget_session, prune_store, usage};

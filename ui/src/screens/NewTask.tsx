@@ -109,6 +109,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   // The folder is a whole home folder or the disk's root: run there only at the person's word.
   const [broadAsk, setBroadAsk] = useState<WorkspaceSurvey | null>(null);
   const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
+  // A start refused for the folder before ("… is not a folder") is not about the one chosen now.
+  useEffect(() => setError(null), [workspace]);
   useEffect(() => {
     setSurvey(null);
     setFolderProblem(null);
@@ -348,7 +350,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
             Looking at the folder…
           </div>
         )}
-        {info && (
+        {/* A folder that cannot be used has no "where it works": its problem is said instead. */}
+        {info && !folderProblem && (
           <div className="muted small where-it-works" data-testid="workspace-isolation" data-worktree={inWorktrees ? "yes" : "no"}>
             {inWorktrees ? (
               <>

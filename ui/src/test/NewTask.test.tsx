@@ -445,6 +445,36 @@ describe("New task", () => {
     expect(screen.queryByTestId("workspace-problem"), "a new path is looked at afresh").toBeNull();
   });
 
+  it("a file chosen as the workspace is said at the field, with no word of where the task would work, and Run waits", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "survey_workspace") throw { code: "invalid_input", message: "/r/README.md is a file, not a folder: choose the folder it is in, /r" };
+      if (cmd === "workspace_info") return { repository: false, worktrees: false, branch: null, branches: [], busy: [], rebasing: null, under_way: null, unborn_repository: false };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    fireEvent.change(screen.getByTestId("task-input"), { target: { value: "write a.txt" } });
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/r/README.md" } });
+    expect(await screen.findByTestId("workspace-problem", {}, { timeout: 2000 })).toHaveTextContent("/r/README.md is a file, not a folder: choose the folder it is in, /r.");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.queryByTestId("workspace-isolation"), "no 'works in the folder itself' for a file").toBeNull();
+    expect(screen.getByTestId("run")).toBeDisabled();
+  });
+
+  it("a start's error goes once the workspace is changed: it was about the folder before", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "survey_workspace") return { files: 3, capped: false, too_broad: false };
+      if (cmd === "start_session") throw { code: "invalid_input", message: "the workspace /a cannot be used: odd" };
+    });
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
+    fireEvent.change(screen.getByTestId("task-input"), { target: { value: "write a.txt" } });
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/a" } });
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
+    fireEvent.click(screen.getByTestId("run"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("The workspace /a cannot be used: odd");
+    fireEvent.change(screen.getByTestId("workspace-path"), { target: { value: "/b" } });
+    await vi.waitFor(() => expect(screen.queryByText("The workspace /a cannot be used: odd")).toBeNull());
+    expect(screen.getByTestId("task-input"), "the task stays").toHaveValue("write a.txt");
+  });
+
   it("a refused start shows the engine's message and keeps the task", async () => {
     mockIPC((cmd) => {
       if (cmd === "plugin:dialog|open") return "/gone";

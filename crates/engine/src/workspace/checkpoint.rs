@@ -1423,6 +1423,9 @@ pub const SURVEY_LIMIT: u64 = 200_000;
 /// Counts the files of `workspace` the checkpoints would record, up to [`SURVEY_LIMIT`].
 pub fn survey(workspace: &Path) -> Result<WorkspaceSurvey> {
     let root = workspace.canonicalize().map_err(|e| crate::workspace::unusable(workspace, &e))?;
+    if !root.is_dir() {
+        return Err(crate::workspace::not_a_folder(workspace));
+    }
     let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
     let too_broad = root.parent().is_none() || home.as_deref() == Some(root.as_path());
     let walker = walk(&root)?;
