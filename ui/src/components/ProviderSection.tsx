@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { rememberGrade } from "../modelGrades";
 import { Ticks } from "./Ticks";
+import { badBaseUrl, settingsErrorInWords } from "../settingsWords";
 import { AppError, ipc, type CheckKind, type ConnectionReport, type KeyPlace, type KeyStatus, type ProviderKind, type ProviderPreset, type Settings } from "../ipc";
 
 const KINDS: { id: ProviderKind; label: string }[] = [
@@ -101,9 +102,15 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
 
   const testButton = useRef<HTMLButtonElement>(null);
   const test = async () => {
-    setTesting(true);
     setReport(null);
     setFilled(null);
+    // What Save would refuse is said the same way, without a round trip.
+    const badUrl = badBaseUrl(p.base_url);
+    if (badUrl) {
+      setReport({ ok: false, code: "invalid_settings", message: badUrl });
+      return;
+    }
+    setTesting(true);
     try {
       const r = await ipc.testConnection(draft);
       setReport({ ok: true, r });
@@ -116,7 +123,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
       rememberGrade(p.model.trim() || (r.models.length === 1 ? r.models[0] : ""), r.checks ?? []);
     } catch (e) {
       const err = e as AppError;
-      setReport({ ok: false, code: err.code, message: err.message });
+      setReport({ ok: false, code: err.code, message: err.code === "invalid_settings" ? settingsErrorInWords(err.message) : err.message });
     } finally {
       setTesting(false);
     }

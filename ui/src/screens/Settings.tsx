@@ -9,6 +9,7 @@ import { McpSection } from "../components/McpSection";
 import { EvaluatorServer } from "../components/EvaluatorServer";
 import { ProviderSection } from "../components/ProviderSection";
 import { AppError, ipc, type ImportRisks, type PermissionDefault, type PlanMode, type Settings, type SettingsView, type Theme } from "../ipc";
+import { badBaseUrl, settingOf, settingsErrorInWords } from "../settingsWords";
 
 /** "folder: command" lines ⇄ the settings' map, so the person edits plain text. */
 export function verifyToText(map: Record<string, string[]>): string {
@@ -55,20 +56,6 @@ export function pricesToText(p: Settings["prices"]): string {
 }
 
 /** The lines of the prices box that are not "model: input output"; saving waits until they are. */
-/** A base URL that is no http(s) URL, in the words the engine would use; none when empty (the
- * provider is not set up yet) or fine. */
-export function badBaseUrl(url: string): string | null {
-  const u = url.trim();
-  if (!u) return null;
-  try {
-    const protocol = new URL(u).protocol;
-    if (protocol === "http:" || protocol === "https:") return null;
-  } catch {
-    // Not a URL at all: said below, as one that is the wrong kind.
-  }
-  return `“Base URL”: “${u}” is not a URL starting with http:// or https://; it should look like http://127.0.0.1:8080/v1`;
-}
-
 export function badPriceLines(text: string): string[] {
   return text
     .split("\n")
@@ -617,37 +604,6 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   );
 }
 
-/** The fields the settings file names (`provider.base_url`), as this screen labels them. */
-const FIELD_LABEL: Record<string, string> = {
-  "provider.base_url": "Base URL",
-  "provider.model": "Model",
-  "provider.api_key_env": "API key environment variable",
-  "provider.preset": "Provider",
-  evaluator_model: "Evaluator model",
-  "evaluator_provider.base_url": "Evaluator server",
-  mcp_servers: "MCP servers",
-  prices: "Prices",
-  verify_commands: "Verify commands",
-  context_windows: "Context window",
-  "completion.marker": "Completion marker",
-  "tasks.worktree_dir": "Worktree folder",
-  "tasks.worktree_include": "Untracked files each worktree gets",
-  "tasks.parallel_limit": "Tasks at once",
-  "tasks.max_attempts": "Attempts side by side",
-  "limits.max_steps": "Max steps per run",
-  "limits.continuation_budget": "Continuation budget",
-  "limits.max_retries": "Max retries",
-  "limits.truncation_cap": "Truncations in a row",
-  "limits.short_stop_tokens": "Short stop (output tokens)",
-  "limits.max_output_tokens": "Max output tokens",
-  "limits.step_timeout_secs": "Step time limit (seconds)",
-  "limits.repeat_threshold": "Repeats that stop an answer",
-  "limits.checkpoint_max_file_mb": "Checkpoint file size limit (MB)",
-  "limits.context_window": "Context window",
-};
-
-/** An error from saving, with the field named as the screen labels it, not as the file does
- * ("provider.base_url: …" reads “Base URL”: …). */
 /** A number field the window refused, named as its label says, with what it takes. */
 function whyInvalid(input: HTMLInputElement): string {
   const name = input.closest("label")?.querySelector("span")?.textContent?.trim() || "A field";
@@ -667,13 +623,6 @@ function whyInvalid(input: HTMLInputElement): string {
   return `“${name}” ${why}${input.value === "" ? "" : ` (it is ${input.value})`}`;
 }
 
-const SETTING_AT_START = /^([a-z_]+(?:\.[a-z_]+)*)((?:\[[^\]]*\])?)(?:\.[a-z_.]+)?: ([\s\S]*)$/;
-
-/** The setting the engine's refusal names first ("provider.base_url: …"), if it names one. */
-function settingOf(message: string): string | null {
-  return SETTING_AT_START.exec(message)?.[1] ?? null;
-}
-
 /** The field of a setting the engine refused: the focus goes there, as it does for a number
  * the form itself refuses, and it is marked until it is edited. */
 function markRefused(form: HTMLFormElement | null, setting: string, focus = true) {
@@ -686,11 +635,6 @@ function markRefused(form: HTMLFormElement | null, setting: string, focus = true
   input.scrollIntoView?.({ block: "center" });
 }
 
-export function settingsErrorInWords(message: string): string {
-  const m = SETTING_AT_START.exec(message);
-  const label = m && FIELD_LABEL[m[1]];
-  return label ? `“${label}”${m[2] ? ` ${m[2]}` : ""}: ${m[3]}` : message;
-}
 
 /** An import that would let something act that the current settings do not: each named, and
  * nothing saved until the person allows it. */

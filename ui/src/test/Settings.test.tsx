@@ -139,6 +139,29 @@ describe("Settings, more", () => {
     expect(screen.getByTestId("test-connection"), "the link is gone; the focus on what to do next").toHaveFocus();
   });
 
+  it("Test connection names a field the engine refused as the form labels it, as Save does", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") throw { code: "invalid_settings", message: "provider.api_key_env: “MY KEY” is not an environment variable name (letters, digits and _ only)" };
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8080/v1", model: "m" }, true)} onSaved={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("test-connection"));
+    const report = await screen.findByTestId("connection-report");
+    expect(report).toHaveTextContent("Check the form. “API key environment variable”: “MY KEY” is not an environment variable name");
+    expect(report).not.toHaveTextContent("provider.api_key_env");
+  });
+
+  it("Test connection of a URL with a port past 65535 says so before asking anything", async () => {
+    let asked = false;
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") asked = true;
+    });
+    render(<SettingsScreen view={view({ base_url: "http://localhost:99999/v1", model: "m" }, true)} onSaved={() => {}} />);
+    await userEvent.setup().click(screen.getByTestId("test-connection"));
+    const report = await screen.findByTestId("connection-report");
+    expect(report).toHaveTextContent("“Base URL”: “http://localhost:99999/v1” is not a valid URL (check the host and the port, at most 65535)");
+    expect(asked).toBe(false);
+  });
+
   it("Test connection grades the model, and New Task warns about a model that did not call a tool", async () => {
     mockIPC((cmd) => {
       if (cmd === "test_connection")
