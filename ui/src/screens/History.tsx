@@ -7,7 +7,7 @@ import { Ticks } from "../components/Ticks";
 import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
-import { END_LABEL, formatTokens, shownLabel, wasDiscarded } from "../session/model";
+import { APPROVED_BEFORE_TITLE, END_LABEL, formatTokens, shownLabel, wasDiscarded } from "../session/model";
 
 /** The status filter's choices, in the badges' words: a filter lists the rows whose badge it names. */
 const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "not_chosen", "failed", "interrupted", "cancelled", "idle", "not_checked"];
@@ -519,7 +519,7 @@ export function History({
                     discarded={!r.attempt && wasDiscarded(r.status, r.decision)}
                   />
                   {r.approvals > 0 && r.status !== "completed" && (
-                    <div className="muted small" data-testid="history-approved-before" title="You approved an earlier round of this task; that work stays where it landed.">
+                    <div className="muted small" data-testid="history-approved-before" title={APPROVED_BEFORE_TITLE}>
                       earlier work approved
                     </div>
                   )}

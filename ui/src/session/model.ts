@@ -812,8 +812,12 @@ export function listedState(s: SessionSummary, notChosen = false, groupChosen = 
   if (notChosen) return { word: NOT_CHOSEN, className: "badge-not-chosen" };
   if (answerUnchecked(s.status, s.end_reason)) return { word: SHOWN_LABEL.not_checked, title: UNCHECKED_TITLE, className: "badge-unchecked" };
   if (reviewInDoubt(s.status, s.end_reason)) return { word: END_LABEL[s.end_reason], title: doubtTitle(s.status, s.end_reason), className: `badge-${s.status} badge-doubt` };
+  // "Rejected" alone reads as if the work that landed before had been thrown away too.
+  if (s.status === "rejected" && s.approvals > 0) return { word: "Follow-up rejected", title: APPROVED_BEFORE_TITLE, className: "badge-rejected" };
   return { word: STATUS_LABEL[s.status], className: `badge-${s.status}` };
 }
+
+export const APPROVED_BEFORE_TITLE = "You approved an earlier round of this task; that work stays where it landed. Only the last round was rejected.";
 
 /** The branch a decided task's work waits on: its worktree removed and its branch not. */
 export function keptBranch(m: Pick<SessionModel, "status" | "place">): string | undefined {

@@ -1,3 +1,5 @@
+import { listedState } from "../session/model";
+import type { SessionSummary } from "../ipc";
 import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
@@ -515,6 +517,13 @@ describe("History search", () => {
     const [landed, rejected] = screen.getAllByTestId("history-row");
     expect(within(landed).getByTestId("history-approved-before"), "its first work landed; only a follow-up was rejected").toHaveTextContent("earlier work approved");
     expect(within(rejected).queryByTestId("history-approved-before")).toBeNull();
+    // The sidebar and the palette say it too: "Rejected" alone read as if the landed work had
+    // been thrown away.
+    const listed = (r: ReturnType<typeof row>, approvals: number): SessionSummary => ({ ...r, end_reason: "verified_done", updated_ms: r.created_ms, status: "rejected", decision: "reject", approvals });
+    const [a, b] = [listed(row("a", "Write the report"), 1), listed(row("b", "Rename a file"), 0)];
+    expect(listedState(a).word).toBe("Follow-up rejected");
+    expect(listedState(a).title).toMatch(/earlier round of this task; that work stays where it landed/);
+    expect(listedState(b).word).toBe("Rejected");
   });
 
   it("says when a session started as short as it can: today's by the time, this year's without the year", () => {
