@@ -124,7 +124,10 @@ export function App() {
   useEffect(() => {
     if (screen !== "settings") setSettingsFocus(undefined);
   }, [screen]);
-  const openSession = (id: string) => {
+  // A search hit's message the session opens at (a new object for each opening).
+  const [reveal, setReveal] = useState<{ message: string } | null>(null);
+  const openSession = (id: string, message?: string) => {
+    setReveal(message ? { message } : null);
     setSessionId(id);
     setScreen("session");
   };
@@ -385,7 +388,7 @@ export function App() {
         ) : screen === "attempts" && groupId ? (
           <AttemptsView key={groupId} group={groupId} onOpenSession={openSession} onOpenHistory={() => setScreen("history")} />
         ) : screen === "session" && sessionId ? (
-          <SessionView key={sessionId} sessionId={sessionId} onOpenHistory={() => setScreen("history")} onOpenSettings={openSettings} onOpenGroup={openGroup} onStartAgain={() => setScreen("new")} />
+          <SessionView key={sessionId} sessionId={sessionId} reveal={reveal} onOpenHistory={() => setScreen("history")} onOpenSettings={openSettings} onOpenGroup={openGroup} onStartAgain={() => setScreen("new")} />
         ) : loadError ? (
           <div className="panel error-panel" role="alert">
             <h2>Settings could not be loaded</h2>

@@ -677,6 +677,8 @@ export interface SearchHit {
   created_at: string;
   /** The matching passage in parts; `matched` parts are the searched words. */
   snippet: { text: string; matched: boolean }[];
+  /** The message the passage is in, where the session opens; none for the task's own words. */
+  message_id?: string;
 }
 
 /** What the history list shows a session as: its status, or what its badge says where the stored

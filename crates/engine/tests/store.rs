@@ -175,9 +175,12 @@ fn search_finds_a_word_from_the_middle_of_a_long_assistant_message() {
     let hits = store.search("Quetzalcoatl", 10).unwrap();
     assert_eq!(hits.len(), 1, "the word in the middle of a long message must be found");
     assert_eq!(hits[0].session_id, sid);
+    assert_eq!(hits[0].message_id.as_ref(), Some(&m), "the hit names the message it is in: the session opens there");
     let matched: Vec<&str> = hits[0].snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
     assert_eq!(matched, vec!["quetzalcoatl"], "the snippet marks the match");
-    assert_eq!(store.search("reports", 10).unwrap().len(), 1, "the task text is searchable too");
+    let in_task = store.search("reports", 10).unwrap();
+    assert_eq!(in_task.len(), 1, "the task text is searchable too");
+    assert_eq!(in_task[0].message_id, None, "the task's own words are in no message: the session opens as ever");
     assert!(store.search("\"unbalanced AND OR (", 10).is_ok(), "query syntax in the input must not break search");
 }
 

@@ -55,7 +55,7 @@ let handedOn: HTMLElement | null = null;
 const NONE: SearchHit[] = [];
 
 /** Ctrl+K: the screens, the shown screen's buttons and the sessions by name. Arrows move, Enter runs, Esc closes. */
-export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string) => void; onClose: () => void }) {
+export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string, message?: string) => void; onClose: () => void }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -104,7 +104,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         run: () => onOpenSession(s.id),
         found: hits.has(s.id),
       })),
-      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id), found: true })),
+      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id, h.message_id), found: true })),
     ];
   }, [commands, sessions, found, onOpenSession]);
   const shown = all.filter((c) => c.found || matches(c.label, query)).slice(0, 12);

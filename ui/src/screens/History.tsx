@@ -109,7 +109,8 @@ export function History({
   look = freshLook(),
 }: {
   onNewTask: () => void;
-  onOpen: (id: string) => void;
+  /** Opens a session; from a search hit, at the message its passage is in. */
+  onOpen: (id: string, message?: string) => void;
   onOpenGroup?: (group: string) => void;
   onOpenSettings?: () => void;
   look?: HistoryLook;
@@ -486,7 +487,7 @@ export function History({
             {collapseGroups(shown!, listed).map(({ row: r, attempts }) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
-                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id))} title={r.workspace}>
+                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id, hits?.byId.get(r.id)?.hit.message_id))} title={r.workspace}>
                     {hits?.byId.get(r.id) && passageOfTitle(hits.byId.get(r.id)!.hit.snippet, r.title) ? <MarkedTitle title={r.title} parts={hits.byId.get(r.id)!.hit.snippet} /> : r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>

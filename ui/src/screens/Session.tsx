@@ -272,7 +272,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return <div className="divider">{runLabel(item)}</div>;
     case "user":
       return (
-        <div className="bubble user" data-role="user" data-testid="user-bubble">
+        <div className="bubble user" data-role="user" data-testid="user-bubble" data-key={item.key}>
           <User size={14} aria-hidden />
           <PersonWords text={item.text} />
         </div>
@@ -280,7 +280,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "assistant":
       if (!item.text && !item.reasoning) return null;
       return (
-        <div className="bubble agent" data-role="assistant" data-testid="agent-text">
+        <div className="bubble agent" data-role="assistant" data-testid="agent-text" data-key={item.key}>
           <Bot size={14} aria-hidden />
           <div>
             {item.reasoning && (
@@ -572,7 +572,7 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
 
-function VirtualTimeline({ items, scrollRef, follow }: { items: Shown[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean }) {
+function VirtualTimeline({ items, scrollRef, follow, reveal }: { items: Shown[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean; reveal: number | null }) {
   const list = useRef<HTMLDivElement>(null);
   // The timeline starts below the header inside the scrolling area.
   const v = useVirtualizer({ count: items.length, getScrollElement: () => scrollRef.current, estimateSize: () => 64, overscan: 12, scrollMargin: list.current?.offsetTop ?? 0 });
@@ -582,6 +582,10 @@ function VirtualTimeline({ items, scrollRef, follow }: { items: Shown[]; scrollR
     if (items.length > last.current && follow) v.scrollToIndex(items.length - 1, { align: "end" });
     last.current = items.length;
   }, [items.length, v, follow]);
+  // A search hit's message: drawn only once scrolled to, where it is then marked.
+  useEffect(() => {
+    if (reveal !== null) v.scrollToIndex(reveal, { align: "center" });
+  }, [reveal, v]);
   return (
     <div ref={list} style={{ height: v.getTotalSize(), position: "relative" }}>
       {v.getVirtualItems().map((row) => (
@@ -626,6 +630,7 @@ export function SessionView({
   onOpenSettings,
   onOpenGroup,
   onStartAgain,
+  reveal = null,
 }: {
   sessionId: string;
   onOpenHistory: () => void;
@@ -634,6 +639,8 @@ export function SessionView({
   onOpenGroup?: (group: string) => void;
   /** Opens New Task, where the task's words and folder were put to start it again. */
   onStartAgain?: () => void;
+  /** A search hit's message to open at (a new object each time it is asked). */
+  reveal?: { message: string } | null;
 }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   // The group's attempts by name, once the evaluator's comparison is in the timeline.
@@ -910,6 +917,36 @@ export function SessionView({
     () => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision && it.key !== panelLanding) : model.items),
     [model.items, panelDecision, panelLanding],
   );
+  // Opened from a search hit: the message the passage is in, once replayed, is brought into view
+  // and marked, and the view no longer goes to the end (as if the person had scrolled there).
+  const [found, setFound] = useState<{ key: string; virtualIndex: number | null } | null>(null);
+  const revealed = useRef<typeof reveal>(null);
+  useEffect(() => {
+    if (!reveal || revealed.current === reveal) return;
+    const at = shown.findIndex((it) => it.kind !== "tool_run" && (it.key === reveal.message || it.key.startsWith(`${reveal.message}~`)));
+    if (at < 0) return;
+    revealed.current = reveal;
+    settleUntil.current = 0;
+    followingRef.current = false;
+    setFollowing(false);
+    setFound({ key: shown[at].key, virtualIndex: shown.length > VIRTUALIZE_ABOVE ? at : null });
+  }, [shown, reveal]);
+  useEffect(() => {
+    if (!found) return;
+    let marked: Element | null = null;
+    // A moment for the rest of the replay to be drawn above it, and a virtual row to be drawn.
+    const t = setTimeout(() => {
+      marked = [...(sectionRef.current?.querySelectorAll("[data-key]") ?? [])].find((e) => e.getAttribute("data-key") === found.key) ?? null;
+      if (!marked) return;
+      marked.setAttribute("data-found", "");
+      if (found.virtualIndex === null) marked.scrollIntoView?.({ block: "center" });
+    }, 150);
+    const unmark = setTimeout(() => marked?.removeAttribute("data-found"), 4000);
+    return () => {
+      clearTimeout(t);
+      clearTimeout(unmark);
+    };
+  }, [found]);
   // How much of the height the review takes beside the transcript.
   const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">("shared");
 
@@ -1141,7 +1178,7 @@ export function SessionView({
         <div className="timeline" data-testid="timeline">
           <AttemptNames.Provider value={names}>
             {shown.length > VIRTUALIZE_ABOVE ? (
-              <VirtualTimeline items={shown} scrollRef={scroller} follow={following} />
+              <VirtualTimeline items={shown} scrollRef={scroller} follow={following} reveal={found?.virtualIndex ?? null} />
             ) : (
               shown.map((it) => <ShownItem key={it.key} shown={it} />)
             )}

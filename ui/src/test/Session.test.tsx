@@ -130,6 +130,23 @@ describe("Session view", () => {
     }
   });
 
+  it("opened from a search hit, the session goes to the message the passage is in and marks it, not to its end", async () => {
+    const into = spyOnScrollIntoView();
+    seq = 0;
+    const head = [ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" })];
+    const answers = Array.from({ length: 30 }, (_, i) => [
+      ev({ type: "message_created", message_id: `a${i}`, role: "assistant" }),
+      ev({ type: "text_delta", message_id: `a${i}`, text: i === 7 ? "Here the word quetzalcoatl stands." : `Answer number ${i}.` }),
+    ]).flat();
+    script([...head, ...answers]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "a7" }} />);
+    await screen.findByText("Here the word quetzalcoatl stands.");
+    await waitFor(() => expect(screen.getByText("Here the word quetzalcoatl stands.").closest("[data-found]")).not.toBeNull());
+    const found = screen.getByText("Here the word quetzalcoatl stands.").closest("[data-found]")!;
+    await waitFor(() => expect(into.mock.contexts).toContain(found));
+    expect(screen.getAllByTestId("agent-text").filter((b) => b.hasAttribute("data-found")), "only the passage's message is marked").toHaveLength(1);
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([

@@ -60,6 +60,10 @@ pub struct SearchHit {
     pub created_at: String,
     /// The matching passage in parts, the matched words marked.
     pub snippet: Vec<SnippetPart>,
+    /// The message the passage is in, where the session opens; none for the task's own words
+    /// and the evaluator's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<MessageId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -165,12 +169,13 @@ pub fn search(conn: &Connection, text: &str, limit: usize) -> Result<Vec<SearchH
     let Some(q) = fts_query(text) else { return Ok(vec![]) };
     let mut stmt = conn.prepare_cached(
         "WITH hits AS (
-             SELECT session_id, snippet(search, 0, char(57344), char(57345), '…', 12) AS snip, rank
+             SELECT session_id, message_id, snippet(search, 0, char(57344), char(57345), '…', 12) AS snip, rank
              FROM search WHERE search MATCH ?1 ORDER BY rank LIMIT 2000
          ), best AS (
-             SELECT session_id, snip, MIN(rank) AS r FROM hits GROUP BY session_id
+             -- SQLite takes a bare column from the row MIN() chose: the snippet and its message.
+             SELECT session_id, message_id, snip, MIN(rank) AS r FROM hits GROUP BY session_id
          )
-         SELECT s.id, s.title, s.status, s.created_ms, best.snip
+         SELECT s.id, s.title, s.status, s.created_ms, best.snip, best.message_id
          FROM best JOIN sessions s ON s.id = best.session_id
          ORDER BY best.r LIMIT ?2",
     )?;
@@ -181,6 +186,7 @@ pub fn search(conn: &Connection, text: &str, limit: usize) -> Result<Vec<SearchH
             status: SessionStatus::parse(&r.get::<_, String>(2)?).unwrap_or(SessionStatus::Idle),
             created_at: crate::clock::rfc3339(r.get(3)?),
             snippet: parts(&r.get::<_, String>(4)?),
+            message_id: r.get::<_, Option<String>>(5)?.map(MessageId),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
