@@ -287,6 +287,33 @@ test("after a decision, and when the session is opened again, the timeline's end
   await shot(win.app, "edges-opened-at-the-end");
 });
 
+test("a search hit opens its session at the message the passage is in, marked, not at the end", async () => {
+  await runTask("mention an airship, then write a.txt, b.txt and c.txt");
+  await waitStatus("awaiting_review");
+  await (await testid("nav-history")).click();
+  await typeInto(win.app, await testid("history-search"), "zeppelin");
+  await (await win.app.$('[data-testid="history"] form button')).click();
+  await (await testid("search-summary")).waitForDisplayed({ timeout: 10_000 });
+  const rows = await win.app.$$('[data-testid="history-row"]');
+  assert.equal(rows.length, 1, "one session says zeppelin");
+  await (await rows[0].$("button.link")).click();
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+  await win.app.waitUntil(() => win.app.execute(() => !!document.querySelector("[data-found]")), { timeout: 5_000, timeoutMsg: "no message was marked as the hit's" });
+  await sleep(500);
+  const seen = await win.app.execute(() => {
+    const found = document.querySelector("[data-found]").getBoundingClientRect();
+    const top = document.querySelector(".session-top").getBoundingClientRect().bottom;
+    const bottom = document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect().top;
+    return { text: document.querySelector("[data-found]").textContent, inView: found.top >= top - 1 && found.bottom <= bottom + 1, where: [found.top, found.bottom, top, bottom] };
+  });
+  await shot(win.app, "edges-search-hit-opened");
+  assert.match(seen.text, /A zeppelin is one kind of airship/);
+  assert.ok(seen.inView, `the marked message is in view between the header and the bottom bar: ${JSON.stringify(seen.where)}`);
+  assert.ok((await fromEnd()) > 2, "and the window did not go on to the end");
+  await (await testid("approve")).click();
+  await waitStatus("completed");
+});
+
 test("at 800×600 History's search box, its button and the filters do not overlap", async () => {
   await (await testid("nav-history")).click();
   await (await testid("history-search")).waitForDisplayed({ timeout: 10_000 });
