@@ -306,7 +306,8 @@ export function App() {
     return list;
   };
 
-  // Alt+1..3 moves between screens without the mouse.
+  // Alt+1..3 moves between screens without the mouse; Alt+↓ and Alt+↑ between the sessions, in
+  // the sidebar's order (what the person sees is the order they step through).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (!e.altKey || dialogAsks()) return;
@@ -314,6 +315,14 @@ export function App() {
       if (hit) {
         e.preventDefault();
         setScreen(hit.id);
+      } else if ((e.key === "ArrowDown" || e.key === "ArrowUp") && !(e.target instanceof HTMLSelectElement)) {
+        // A list's own Alt+↓ opens it; elsewhere the keys are the window's.
+        const entries = [...document.querySelectorAll<HTMLElement>('nav.sidebar [data-testid="side-session"], nav.sidebar [data-testid="side-group-open"]')];
+        if (entries.length === 0) return;
+        e.preventDefault();
+        const at = entries.findIndex((b) => b.getAttribute("aria-current") === "page");
+        const next = at < 0 ? (e.key === "ArrowDown" ? 0 : entries.length - 1) : Math.min(entries.length - 1, Math.max(0, at + (e.key === "ArrowDown" ? 1 : -1)));
+        if (next !== at) entries[next].click();
       }
     };
     window.addEventListener("keydown", onKey);

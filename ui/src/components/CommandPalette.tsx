@@ -174,6 +174,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
 export const SHORTCUTS: [string, string][] = [
   ["Ctrl+K", "Command palette: every screen, the buttons of the one you are on, every session by title"],
   ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
+  ["Alt+↓ / Alt+↑", "The next / previous session in the sidebar"],
   ["Ctrl+Enter", "Run the task (New Task)"],
   ["Enter", "Send a message, an answer or feedback"],
   ["Shift+Enter", "A new line in those boxes"],

@@ -5,6 +5,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { App } from "../App";
 import { SidebarSessions } from "../components/SidebarSessions";
+import { SHORTCUTS } from "../components/CommandPalette";
 import type { SessionStatus, SessionSummary } from "../ipc";
 import { sidebarGroups, sidebarTitles, waitingFor } from "../sidebar";
 import { DISCARDED_TITLE } from "../session/model";
@@ -108,6 +109,38 @@ describe("the sidebar in the window", () => {
     await emit("history-changed", "s-work");
     await waitFor(() => expect(screen.getByTestId("waiting-count")).toHaveTextContent("2"));
     expect(screen.queryByTestId("side-working"), "nothing is working any more").not.toBeInTheDocument();
+  });
+});
+
+describe("moving between sessions from the keyboard", () => {
+  it("Alt+↓ and Alt+↑ open the next and the previous session in the sidebar's order, from a session or any screen", async () => {
+    const list: SessionSummary[] = [s("s-a", "busy", Date.now()), s("s-b", "awaiting_review", Date.now() - 1000), s("s-c", "completed", Date.now() - 2000)];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") {
+          const f = (args as { filter: { statuses?: SessionStatus[] } }).filter;
+          return f.statuses ? list.filter((x) => f.statuses!.includes(x.status)) : list;
+        }
+        if (cmd === "subscribe_session") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    await screen.findByRole("button", { name: /task s-c/ });
+    const current = () => document.querySelector('[data-testid="side-session"][aria-current="page"]')?.getAttribute("data-session");
+    const user = userEvent.setup();
+    await user.keyboard("{Alt>}{ArrowDown}{/Alt}");
+    await waitFor(() => expect(current(), "from another screen, the first").toBe("s-a"));
+    await user.keyboard("{Alt>}{ArrowDown}{/Alt}");
+    await waitFor(() => expect(current()).toBe("s-b"));
+    await user.keyboard("{Alt>}{ArrowDown}{/Alt}");
+    await waitFor(() => expect(current()).toBe("s-c"));
+    await user.keyboard("{Alt>}{ArrowDown}{/Alt}");
+    expect(current(), "the last stays the last").toBe("s-c");
+    await user.keyboard("{Alt>}{ArrowUp}{/Alt}");
+    await waitFor(() => expect(current()).toBe("s-b"));
+    expect(SHORTCUTS.some(([keys]) => keys.includes("Alt+↓")), "the shortcut list names it").toBe(true);
   });
 });
 
