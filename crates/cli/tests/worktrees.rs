@@ -1043,6 +1043,37 @@ async fn approving_a_worktree_switched_to_another_branch_rebases_nothing_of_the_
     assert!(said.contains("git switch"), "the way back is named: {said}");
 }
 
+/// Finishline's own catch-up of the task's branch, cut short mid-rebase by a crash, is undone at
+/// the next approve and done again: the task lands, and the person is not told to finish a rebase
+/// they never started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catch_up_rebase_left_under_way_is_undone_and_the_task_lands_at_the_next_approve() {
+    let (_s, dir, cli) = server(vec![writes("x.txt", "x\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write x.txt", &r, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    let folder = PathBuf::from(lines(&waiting).into_iter().find(|e| e["type"] == "task_workspace").unwrap()["worktree"]["folder"].as_str().unwrap());
+    std::fs::write(r.join("later.txt"), "later\n").unwrap();
+    git(&r, &["add", "later.txt"]);
+    git(&r, &["-c", "user.name=P", "-c", "user.email=p@p", "commit", "-q", "-m", "later"]);
+    // Where a crash in the catch-up leaves the worktree: a rebase of the task's branch onto the
+    // moved branch, stopped before its first pick.
+    let stopped = Command::new("git")
+        .current_dir(&folder)
+        .env("GIT_SEQUENCE_EDITOR", "sed -i 1ibreak")
+        .args(["-c", "user.name=F", "-c", "user.email=f@f", "rebase", "-q", "-i", "main"])
+        .output()
+        .unwrap();
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    assert!(git(&folder, &["status"]).contains("rebase"), "the worktree is mid-rebase");
+
+    let approved = cli.cmd(&["sessions", "review", &id, "--approve"]).output().unwrap();
+    assert_eq!(approved.status.code(), Some(0), "it lands: {}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("x.txt")).unwrap(), "x\n");
+    assert_eq!(std::fs::read_to_string(r.join("later.txt")).unwrap(), "later\n", "on top of what the person committed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_this_history_does_not_know_is_never_removed_at_start() {
     let (_s, dir, cli) = server(vec![writes("kept.txt", "kept\n", 0)]).await;
@@ -1339,7 +1370,7 @@ async fn an_uncommitted_landing_killed_half_way_says_only_some_changes_are_in_th
         _ => None,
     });
     let said = said.unwrap_or_else(|| panic!("the cut-short landing is said: {events:?}"));
-    assert!(said.contains("only some of them") && said.contains("git status"), "{said}");
+    assert!(said.contains("does not hold them as the task left them") && said.contains("git status"), "{said}");
     assert!(!events.iter().any(|e| matches!(e, finishline_engine::event::EngineEvent::Landed { .. })), "no landing is recorded");
     assert_eq!(std::fs::read_to_string(r.join("one.txt")).unwrap(), "1\n", "what was written stays for the person to look at");
 }

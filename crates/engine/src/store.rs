@@ -257,6 +257,10 @@ impl Store {
         // acted on must survive both, so the log it was written to is synced before anyone acts
         // (what FULL does at every commit; SQLite will not change that inside a transaction).
         let synced = if out.iter().any(|e| e.event.acts_once_stored()) { sync_log(&conn) } else { Ok(()) };
+        // A record of what was already done (a landing's approval with where it landed) is no
+        // reason to fail its caller, who would report a landing that happened as failed: only a
+        // decision not yet acted on is held back when the disk will not take it.
+        let synced = synced.or_else(|why| if out.iter().any(|env| matches!(env.event, EngineEvent::Landed { .. })) { Ok(()) } else { Err(why) });
         for env in out {
             // No subscriber is fine: the event is in the store for whoever comes later.
             let _ = self.live.send(env);

@@ -1795,6 +1795,9 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
     }
     let EngineEvent::LandingStarted { review_id, mode, target_branch, old_tip, new_commit, task_tip, by } = &events[at].event else { return false };
     let Some(wt) = current_worktree(events) else { return false };
+    // Histories from before the task's commit was recorded: its branch, which a landing as
+    // uncommitted changes does not move.
+    let task_tip = task_tip.clone().or_else(|| (*mode == LandingMode::Uncommitted).then(|| landing::tip(&wt).ok()).flatten());
     let c = Composed {
         mode: *mode,
         target_branch: target_branch.clone(),

@@ -61,7 +61,7 @@ fn no_base_branch() -> Blocked {
     Blocked::new(LandingBlock::NoBranch, vec![], "the task started on a detached HEAD, so there is no branch to land on: keep its branch instead")
 }
 
-fn tip(wt: &TaskWorktree) -> Result<String> {
+pub(crate) fn tip(wt: &TaskWorktree) -> Result<String> {
     Ok(git(Path::new(&wt.repo), &["rev-parse", &format!("refs/heads/{}", wt.branch)])?.trim().to_string())
 }
 
@@ -168,6 +168,8 @@ pub fn prepare(wt: &TaskWorktree, mode: LandingMode, message: &str, left: &Left)
 pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocked>> {
     // A rebase moves whatever the worktree has checked out: switched to another branch of the
     // person's (by them, or by a process the agent left running), that branch would be rebased.
+    // Its own catch-up cut short by a crash left it mid-rebase: undone first, and done again.
+    super::worktree::abort_own_rebase(wt);
     super::worktree::on_own_branch(wt)?;
     let tips = match read_tips(wt)? {
         Ok(t) => t,
@@ -786,8 +788,12 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
         // Written into the checkout (uncommitted changes), which the index does not show: the
         // patch itself says whether all of it is there, none, or part.
         None if c.mode == LandingMode::Uncommitted => {
-            let Some(task_tip) = &c.task_tip else { return Ok(Err(interrupted_uncommitted(false))) };
-            let patch = match task_patch(repo, &c.old_tip, task_tip)? {
+            // Recorded since the landing starts; before that, the branch, which it did not move.
+            let task_tip = match &c.task_tip {
+                Some(t) => t.clone(),
+                None => tip(wt)?,
+            };
+            let patch = match task_patch(repo, &c.old_tip, &task_tip)? {
                 Ok(p) => p,
                 Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why))),
             };
@@ -808,7 +814,7 @@ fn interrupted_uncommitted(some_written: bool) -> Blocked {
         Blocked::new(
             LandingBlock::Interrupted,
             vec![],
-            "Finishline stopped while writing this task's changes into your checkout, and only some of them are there: check `git status` (the task's branch holds all of them), then keep the branch, or undo those edits and approve again",
+            "Finishline stopped while writing this task's changes into your checkout, and the checkout does not hold them as the task left them (some may be there): check `git status` (the task's branch holds all of them), then keep the branch, or undo those edits and approve again",
         )
     } else {
         interrupted(false)

@@ -569,6 +569,19 @@ fn common_dir(repo: &Path) -> Option<PathBuf> {
 
 /// The worktree's own folder in the repository's git directory (`.git/worktrees/<name>`), which
 /// the `.git` file at its top names; it goes when the worktree does.
+/// A rebase of the task's own branch left under way in its worktree (Finishline's catch-up cut
+/// short by a crash) is undone: the branch goes back to where it was, and the landing starts over.
+/// Any other rebase there is the person's, and left for them.
+pub(crate) fn abort_own_rebase(wt: &TaskWorktree) {
+    let folder = Path::new(&wt.folder);
+    let Some(admin) = admin_dir(folder) else { return };
+    let own = format!("refs/heads/{}", wt.branch);
+    let rebasing_own = ["rebase-merge", "rebase-apply"].iter().any(|d| std::fs::read_to_string(admin.join(d).join("head-name")).is_ok_and(|h| h.trim() == own));
+    if rebasing_own {
+        let _ = git_ok(folder, &["rebase", "--abort"]);
+    }
+}
+
 fn admin_dir(folder: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(folder.join(".git")).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
