@@ -27,3 +27,23 @@ test("a long timeline mounts only the visible cards and reaches its end", async 
   assert.equal(await verdict.getAttribute("data-verdict"), "done", "the end of the long timeline is reachable");
   await shot(win.app, "long-session");
 });
+
+test("a search hit in the long timeline's first answer opens the session there, far from its end", async () => {
+  await clickAway(await win.app.$('[data-testid="nav-history"]'));
+  await typeInto(win.app, await win.app.$('[data-testid="history-search"]'), "xylophone");
+  await (await win.app.$('[data-testid="history"] form button')).click();
+  await (await win.app.$('[data-testid="search-summary"]')).waitForDisplayed({ timeout: 10_000 });
+  await clickAway(await (await win.app.$('[data-testid="history-row"]')).$("button.link"));
+  await win.app.waitUntil(() => win.app.execute(() => !!document.querySelector("[data-found]")), { timeout: 10_000, timeoutMsg: "the hit's message was not marked" });
+  const seen = await win.app.execute(() => {
+    const found = document.querySelector("[data-found]");
+    const r = found.getBoundingClientRect();
+    const top = document.querySelector(".session-top").getBoundingClientRect().bottom;
+    const bottom = document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect().top;
+    return { text: found.textContent, inView: r.top >= top - 1 && r.bottom <= bottom + 1, mounted: document.querySelectorAll('[data-testid="tool-card"]').length, where: [r.top, r.bottom, top, bottom] };
+  });
+  await shot(win.app, "long-search-hit");
+  assert.match(seen.text, /Listing; xylophone is the word to find later/);
+  assert.ok(seen.inView, `the marked message is in view: ${JSON.stringify(seen.where)}`);
+  assert.ok(seen.mounted < 150, `still only what is on screen is drawn (${seen.mounted})`);
+});

@@ -315,8 +315,9 @@ export function App() {
       if (hit) {
         e.preventDefault();
         setScreen(hit.id);
-      } else if ((e.key === "ArrowDown" || e.key === "ArrowUp") && !(e.target instanceof HTMLSelectElement)) {
-        // A list's own Alt+↓ opens it; elsewhere the keys are the window's.
+      } else if ((e.key === "ArrowDown" || e.key === "ArrowUp") && !e.ctrlKey && !e.shiftKey && !e.metaKey && !e.defaultPrevented && !e.isComposing && !isTextField(e.target)) {
+        // Not from a field: Alt+↓ opens a list's choices (a select, a model field's suggestions),
+        // and moves the caret in a text box on some systems.
         const entries = [...document.querySelectorAll<HTMLElement>('nav.sidebar [data-testid="side-session"], nav.sidebar [data-testid="side-group-open"]')];
         if (entries.length === 0) return;
         e.preventDefault();

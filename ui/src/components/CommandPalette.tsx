@@ -93,7 +93,8 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   // A session the search found matches by its words even where its title does not.
   const all = useMemo<(PaletteCommand & { found?: boolean })[]>(() => {
     const listed = new Set(sessions.map((s) => s.id));
-    const hits = new Set(found.map((h) => h.session_id));
+    // A hit opens its session at the message the match is in.
+    const hits = new Map(found.map((h) => [h.session_id, h.message_id]));
     return [
       ...commands,
       ...sessions.map((s) => ({
@@ -101,7 +102,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
         hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
-        run: () => onOpenSession(s.id),
+        run: () => onOpenSession(s.id, hits.get(s.id)),
         found: hits.has(s.id),
       })),
       ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id, h.message_id), found: true })),

@@ -520,7 +520,7 @@ export function History({
                     discarded={!r.attempt && wasDiscarded(r.status, r.decision)}
                   />
                   {r.approvals > 0 && r.status !== "completed" && (
-                    <div className="muted small" data-testid="history-approved-before" title={APPROVED_BEFORE_TITLE}>
+                    <div className="muted small" data-testid="history-approved-before" title={r.status === "rejected" ? APPROVED_BEFORE_TITLE : "You approved an earlier round of this task; that work stays where it landed."}>
                       earlier work approved
                     </div>
                   )}

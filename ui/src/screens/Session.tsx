@@ -14,6 +14,7 @@ import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPane
 import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
+import { FoundKey, useReveal, type RevealTarget } from "../session/reveal";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
 import { Ticks } from "../components/Ticks";
@@ -263,8 +264,14 @@ function PersonWords({ text }: { text: string }) {
 
 const AttemptNames = createContext<Record<string, string>>({});
 
+/** The mark and the focus a search hit's message gets (see session/reveal.ts). */
+function foundMark(found: string | null, key: string) {
+  return found === key ? { "data-found": "", tabIndex: -1 } : {};
+}
+
 const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   const names = useContext(AttemptNames);
+  const found = useContext(FoundKey);
   switch (item.kind) {
     case "run":
       // A plan step's run is introduced by its own "Step n/m" divider.
@@ -272,7 +279,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return <div className="divider">{runLabel(item)}</div>;
     case "user":
       return (
-        <div className="bubble user" data-role="user" data-testid="user-bubble" data-key={item.key}>
+        <div className="bubble user" data-role="user" data-testid="user-bubble" data-key={item.key} {...foundMark(found, item.key)}>
           <User size={14} aria-hidden />
           <PersonWords text={item.text} />
         </div>
@@ -280,7 +287,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
     case "assistant":
       if (!item.text && !item.reasoning) return null;
       return (
-        <div className="bubble agent" data-role="assistant" data-testid="agent-text" data-key={item.key}>
+        <div className="bubble agent" data-role="assistant" data-testid="agent-text" data-key={item.key} {...foundMark(found, item.key)}>
           <Bot size={14} aria-hidden />
           <div>
             {item.reasoning && (
@@ -295,7 +302,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       );
     case "summary":
       return (
-        <details className="divider summary" data-role="summary">
+        <details className="divider summary" data-role="summary" data-key={item.key} {...foundMark(found, item.key)}>
           <summary>Earlier turns were summarised to fit the model's window</summary>
           <p>{item.text}</p>
         </details>
@@ -572,7 +579,7 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
 /** Above this many items the timeline renders only what is on screen, so long sessions stay smooth. */
 export const VIRTUALIZE_ABOVE = 200;
 
-function VirtualTimeline({ items, scrollRef, follow, reveal }: { items: Shown[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean; reveal: number | null }) {
+function VirtualTimeline({ items, scrollRef, follow, reveal }: { items: Shown[]; scrollRef: React.RefObject<HTMLElement | null>; follow: boolean; reveal: RevealTarget | null }) {
   const list = useRef<HTMLDivElement>(null);
   // The timeline starts below the header inside the scrolling area.
   const v = useVirtualizer({ count: items.length, getScrollElement: () => scrollRef.current, estimateSize: () => 64, overscan: 12, scrollMargin: list.current?.offsetTop ?? 0 });
@@ -582,10 +589,14 @@ function VirtualTimeline({ items, scrollRef, follow, reveal }: { items: Shown[];
     if (items.length > last.current && follow) v.scrollToIndex(items.length - 1, { align: "end" });
     last.current = items.length;
   }, [items.length, v, follow]);
-  // A search hit's message: drawn only once scrolled to, where it is then marked.
+  // A search hit's message: drawn only once scrolled to, where it is then marked. Its index is
+  // read when asked: the list it was found in may have grown since.
   useEffect(() => {
-    if (reveal !== null) v.scrollToIndex(reveal, { align: "center" });
-  }, [reveal, v]);
+    const at = reveal ? items.findIndex((it) => it.key === reveal.key) : -1;
+    if (at >= 0) v.scrollToIndex(at, { align: "center" });
+    // Once per asking, not as the list grows.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [reveal?.n, v]);
   return (
     <div ref={list} style={{ height: v.getTotalSize(), position: "relative" }}>
       {v.getVirtualItems().map((row) => (
@@ -825,8 +836,9 @@ export function SessionView({
   useEffect(() => {
     if (!reviewShown || !followingRef.current) return;
     toEnd();
-    // Once more after the panel's diff has drawn.
-    const frame = requestAnimationFrame(toEnd);
+    // Once more after the panel's diff has drawn, unless the view stopped following meanwhile
+    // (a search hit's message found in the same replay).
+    const frame = requestAnimationFrame(() => followingRef.current && toEnd());
     return () => cancelAnimationFrame(frame);
   }, [reviewShown, toEnd]);
 
@@ -919,34 +931,18 @@ export function SessionView({
   );
   // Opened from a search hit: the message the passage is in, once replayed, is brought into view
   // and marked, and the view no longer goes to the end (as if the person had scrolled there).
-  const [found, setFound] = useState<{ key: string; virtualIndex: number | null } | null>(null);
-  const revealed = useRef<typeof reveal>(null);
-  useEffect(() => {
-    if (!reveal || revealed.current === reveal) return;
-    const at = shown.findIndex((it) => it.kind !== "tool_run" && (it.key === reveal.message || it.key.startsWith(`${reveal.message}~`)));
-    if (at < 0) return;
-    revealed.current = reveal;
-    settleUntil.current = 0;
-    followingRef.current = false;
-    setFollowing(false);
-    setFound({ key: shown[at].key, virtualIndex: shown.length > VIRTUALIZE_ABOVE ? at : null });
-  }, [shown, reveal]);
-  useEffect(() => {
-    if (!found) return;
-    let marked: Element | null = null;
-    // A moment for the rest of the replay to be drawn above it, and a virtual row to be drawn.
-    const t = setTimeout(() => {
-      marked = [...(sectionRef.current?.querySelectorAll("[data-key]") ?? [])].find((e) => e.getAttribute("data-key") === found.key) ?? null;
-      if (!marked) return;
-      marked.setAttribute("data-found", "");
-      if (found.virtualIndex === null) marked.scrollIntoView?.({ block: "center" });
-    }, 150);
-    const unmark = setTimeout(() => marked?.removeAttribute("data-found"), 4000);
-    return () => {
-      clearTimeout(t);
-      clearTimeout(unmark);
-    };
-  }, [found]);
+  const found = useReveal(
+    shown,
+    reveal,
+    sectionRef,
+    shown.length > VIRTUALIZE_ABOVE,
+    () => {
+      settleUntil.current = 0;
+      followingRef.current = false;
+      setFollowing(false);
+    },
+    jumpToLatest,
+  );
   // How much of the height the review takes beside the transcript.
   const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">("shared");
 
@@ -1177,11 +1173,13 @@ export function SessionView({
       <div className="session-body">
         <div className="timeline" data-testid="timeline">
           <AttemptNames.Provider value={names}>
+            <FoundKey.Provider value={found?.key ?? null}>
             {shown.length > VIRTUALIZE_ABOVE ? (
-              <VirtualTimeline items={shown} scrollRef={scroller} follow={following} reveal={found?.virtualIndex ?? null} />
+              <VirtualTimeline items={shown} scrollRef={scroller} follow={following} reveal={found} />
             ) : (
               shown.map((it) => <ShownItem key={it.key} shown={it} />)
             )}
+            </FoundKey.Provider>
           </AttemptNames.Provider>
           {/* A question waiting below says itself that the run waits for the person. */}
           {/* Queued before its first message: the task the person typed, under TASK; what it

@@ -516,6 +516,7 @@ describe("History search", () => {
     await waitFor(() => expect(screen.getAllByTestId("history-row")).toHaveLength(2));
     const [landed, rejected] = screen.getAllByTestId("history-row");
     expect(within(landed).getByTestId("history-approved-before"), "its first work landed; only a follow-up was rejected").toHaveTextContent("earlier work approved");
+    expect(within(landed).getByTestId("history-approved-before").getAttribute("title")).toMatch(/Only the last round was rejected/);
     expect(within(rejected).queryByTestId("history-approved-before")).toBeNull();
     // The sidebar and the palette say it too: "Rejected" alone read as if the landed work had
     // been thrown away.

@@ -147,6 +147,22 @@ describe("Session view", () => {
     expect(screen.getAllByTestId("agent-text").filter((b) => b.hasAttribute("data-found")), "only the passage's message is marked").toHaveLength(1);
   });
 
+  it("opened from a hit in a message that began with a tool call, it marks the part with the words", async () => {
+    spyOnScrollIntoView();
+    seq = 0;
+    const head = [ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" })];
+    script([
+      ...head,
+      ev({ type: "message_created", message_id: "a1", role: "assistant" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a.txt" }, state: "done", output: "Created a.txt" }),
+      ev({ type: "text_delta", message_id: "a1", text: "Then the word quetzalcoatl." }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "a1" }} />);
+    await screen.findByText("Then the word quetzalcoatl.");
+    await waitFor(() => expect(screen.getByText("Then the word quetzalcoatl.").closest("[data-found]")).not.toBeNull());
+    await waitFor(() => expect(document.activeElement, "the marked message has the focus, so a screen reader reads it").toBe(screen.getByText("Then the word quetzalcoatl.").closest("[data-found]")));
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([

@@ -141,6 +141,12 @@ describe("moving between sessions from the keyboard", () => {
     await user.keyboard("{Alt>}{ArrowUp}{/Alt}");
     await waitFor(() => expect(current()).toBe("s-b"));
     expect(SHORTCUTS.some(([keys]) => keys.includes("Alt+↓")), "the shortcut list names it").toBe(true);
+    // From a text box the keys stay the box's (they move the caret on some systems).
+    await user.click(screen.getByTestId("nav-new"));
+    (await screen.findByTestId("task-input")).focus();
+    await user.keyboard("{Alt>}{ArrowDown}{/Alt}");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.getByTestId("task-input"), "New Task stays open").toHaveFocus();
   });
 });
 

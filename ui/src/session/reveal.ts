@@ -1,0 +1,75 @@
+// A session opened from a search hit opens at the message the hit's passage is in, not at its
+// end: once the replay has drawn that message, it is brought into view, marked and focused (so a
+// screen reader reads it), and the view stops going on to the end.
+import { createContext, useEffect, useRef, useState, type RefObject } from "react";
+import type { Shown } from "./fold";
+
+/** The message to open at, and which asking this is (the same message asked twice is shown twice). */
+export type RevealTarget = { key: string; n: number };
+
+/** The timeline's item that holds `message`'s words: a message split around tool calls is keyed
+ * `id~seq` per part, and its first part may be empty (it began with a call). */
+export function revealIndex(shown: Shown[], message: string): number {
+  return shown.findIndex((it) => {
+    if (it.kind !== "assistant" && it.kind !== "user" && it.kind !== "summary") return false;
+    if (it.key !== message && !it.key.startsWith(`${message}~`)) return false;
+    return it.kind !== "assistant" || it.text.trim() !== "";
+  });
+}
+
+/** The key of the message a search hit opened the session at: its card is marked (drawn so, as
+ * the timeline may draw it anew, when it grows long enough to draw only what is on screen). */
+export const FoundKey = createContext<string | null>(null);
+
+/** How long to wait for a row of a long (virtual) timeline to be drawn once scrolled to. */
+const TRIES = 20;
+
+/**
+ * `reveal`: the hit's message, a new object each time the person asks. `onFound` stops the view
+ * following the end once the message is in the replay; `onLost` gives it back when the message
+ * could not be shown after all. `virtual`: whether the timeline draws only what is on screen; when
+ * that changes, the message is brought into view again. Returns what the virtual timeline
+ * scrolls to.
+ */
+export function useReveal(
+  shown: Shown[],
+  reveal: { message: string } | null,
+  section: RefObject<HTMLElement | null>,
+  virtual: boolean,
+  onFound: () => void,
+  onLost: () => void,
+): RevealTarget | null {
+  const [target, setTarget] = useState<RevealTarget | null>(null);
+  const handled = useRef<{ message: string } | null>(null);
+  const asked = useRef(0);
+  useEffect(() => {
+    if (!reveal || handled.current === reveal) return;
+    const at = revealIndex(shown, reveal.message);
+    if (at < 0) return;
+    handled.current = reveal;
+    onFound();
+    setTarget({ key: shown[at].key, n: ++asked.current });
+    // Only what the replay shows decides; the callbacks are the session's own.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shown, reveal]);
+  useEffect(() => {
+    if (!target) return;
+    let tries = 0;
+    let timer: ReturnType<typeof setTimeout>;
+    const mark = () => {
+      const el = [...(section.current?.querySelectorAll("[data-key]") ?? [])].find((e) => e.getAttribute("data-key") === target.key) as HTMLElement | undefined;
+      if (!el) {
+        if (++tries < TRIES) timer = setTimeout(mark, 100);
+        else onLost();
+        return;
+      }
+      el.scrollIntoView?.({ block: "center" });
+      el.focus({ preventScroll: true });
+    };
+    // A moment for the rest of the replay to be drawn above it.
+    timer = setTimeout(mark, 150);
+    return () => clearTimeout(timer);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [target, virtual]);
+  return target;
+}
