@@ -627,13 +627,9 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
             Ok(Ok(()))
         }
         (LandingMode::Uncommitted, _) => {
-            let task_tip = match &c.task_tip {
-                Some(t) => t.clone(),
-                None => tip(wt)?,
-            };
-            let patch = match task_patch(repo, &c.old_tip, &task_tip)? {
+            let patch = match landing_patch(wt, c)? {
                 Ok(p) => p,
-                Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why))),
+                Err(b) => return Ok(Err(b)),
             };
             // A task that changed nothing has nothing to write, which `git apply` calls an error.
             if patch.is_empty() {
@@ -650,6 +646,17 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
         }
         _ => Ok(Ok(())),
     }
+}
+
+/// The patch a landing as uncommitted changes writes: from the person's branch as it was to the
+/// task's commit, recorded when the landing started (before that was recorded, the task's branch,
+/// which such a landing does not move).
+fn landing_patch(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<Vec<u8>, Blocked>> {
+    let task_tip = match &c.task_tip {
+        Some(t) => t.clone(),
+        None => tip(wt)?,
+    };
+    Ok(task_patch(Path::new(&wt.repo), &c.old_tip, &task_tip)?.map_err(|why| Blocked::new(LandingBlock::Git, c.files.clone(), why)))
 }
 
 /// The task's changes from `old_tip` to `task_tip` as a patch `git apply` writes into the
@@ -788,14 +795,9 @@ pub fn finish_interrupted(wt: &TaskWorktree, c: &Composed) -> Result<std::result
         // Written into the checkout (uncommitted changes), which the index does not show: the
         // patch itself says whether all of it is there, none, or part.
         None if c.mode == LandingMode::Uncommitted => {
-            // Recorded since the landing starts; before that, the branch, which it did not move.
-            let task_tip = match &c.task_tip {
-                Some(t) => t.clone(),
-                None => tip(wt)?,
-            };
-            let patch = match task_patch(repo, &c.old_tip, &task_tip)? {
+            let patch = match landing_patch(wt, c)? {
                 Ok(p) => p,
-                Err(why) => return Ok(Err(Blocked::new(LandingBlock::Git, c.files.clone(), why))),
+                Err(b) => return Ok(Err(b)),
             };
             if patch.is_empty() || pipe(repo, &["apply", "--reverse", "--check", "--whitespace=nowarn"], &patch)?.is_ok() {
                 return Ok(Ok(()));
