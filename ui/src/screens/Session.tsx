@@ -1050,7 +1050,10 @@ export function SessionView({
           )}
           {model.place?.worktree && !model.place.removed && (
             <p className="muted small" data-testid="session-worktree" title="Its own worktree: your checkout is untouched until you approve.">
-              Works on <code>{model.place.worktree.branch}</code>
+              Works on{" "}
+              <code className="branch-name" title={model.place.worktree.branch}>
+                {model.place.worktree.branch}
+              </code>
               {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
               <button className="link-btn" onClick={() => worktreeAct(ipc.openWorktree(sessionId), "Opened in your file manager")} data-testid="open-worktree">
                 open its folder
