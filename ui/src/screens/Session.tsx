@@ -1051,7 +1051,7 @@ export function SessionView({
           {model.place?.worktree && !model.place.removed && (
             <p className="muted small" data-testid="session-worktree" title="Its own worktree: your checkout is untouched until you approve.">
               Works on{" "}
-              <code className="branch-name" title={model.place.worktree.branch}>
+              <code className="branch-name">
                 {model.place.worktree.branch}
               </code>
               {model.place.worktree.base_branch ? ` from ${model.place.worktree.base_branch}` : ""}, in its own worktree ·{" "}
