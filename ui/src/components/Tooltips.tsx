@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
 /** How long the pointer rests on a control before its tooltip shows. */
 const DELAY_MS = 500;
@@ -8,7 +8,13 @@ interface Tip {
   x: number;
   y: number;
   below: boolean;
+  /** Moved sideways once measured, so that the whole label is inside the window (a sidebar
+   * badge's long title, centred on the badge, ran off the window's left edge). */
+  placed?: boolean;
 }
+
+/** The gap kept between a tooltip and the window's edge. */
+const EDGE = 8;
 
 /**
  * The app's tooltips: every `title` shows as a small label the page draws, instead of the native
@@ -19,6 +25,13 @@ interface Tip {
  */
 export function Tooltips() {
   const [tip, setTip] = useState<Tip | null>(null);
+  const box = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (!tip || tip.placed || !box.current) return;
+    const r = box.current.getBoundingClientRect();
+    const shift = r.left < EDGE ? EDGE - r.left : r.right > window.innerWidth - EDGE ? window.innerWidth - EDGE - r.right : 0;
+    setTip({ ...tip, x: tip.x + shift, placed: true });
+  }, [tip]);
   useEffect(() => {
     let target: HTMLElement | null = null;
     let title = "";
@@ -48,7 +61,7 @@ export function Tooltips() {
         if (gone()) return hide();
         const r = el.getBoundingClientRect();
         const below = r.bottom + 40 < window.innerHeight;
-        setTip({ text, x: Math.min(Math.max(8, r.left + r.width / 2), window.innerWidth - 8), y: below ? r.bottom + 6 : r.top - 6, below });
+        setTip({ text, x: r.left + r.width / 2, y: below ? r.bottom + 6 : r.top - 6, below });
         // The control can go away without the pointer moving: a click that starts a plan
         // replaces the screen under it.
         watch = new MutationObserver(() => gone() && hide());
@@ -79,7 +92,7 @@ export function Tooltips() {
   }, []);
   if (!tip) return null;
   return (
-    <div role="tooltip" className={tip.below ? "tooltip below" : "tooltip above"} style={{ left: tip.x, top: tip.y }} data-testid="tooltip">
+    <div ref={box} role="tooltip" className={tip.below ? "tooltip below" : "tooltip above"} style={{ left: tip.x, top: tip.y, visibility: tip.placed ? undefined : "hidden" }} data-testid="tooltip">
       {tip.text}
     </div>
   );
