@@ -91,10 +91,15 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
     };
   }, [query]);
   // A session the search found matches by its words even where its title does not.
-  const all = useMemo<(PaletteCommand & { found?: boolean })[]>(() => {
+  // A session found by its words shows the passage, unless its title says why it matched.
+  const all = useMemo<(PaletteCommand & { found?: boolean; passage?: SearchHit["snippet"] })[]>(() => {
     const listed = new Set(sessions.map((s) => s.id));
     // A hit opens its session at the message the match is in.
-    const hits = new Map(found.map((h) => [h.session_id, h.message_id]));
+    const hits = new Map(found.map((h) => [h.session_id, h]));
+    const passage = (label: string, id: string) => {
+      const parts = hits.get(id)?.snippet;
+      return parts && parts.length > 0 && !matches(label, query) ? parts : undefined;
+    };
     return [
       ...commands,
       ...sessions.map((s) => ({
@@ -102,12 +107,22 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
         hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
-        run: () => onOpenSession(s.id, hits.get(s.id)),
+        run: () => onOpenSession(s.id, hits.get(s.id)?.message_id),
         found: hits.has(s.id),
+        passage: passage(s.title || s.task, s.id),
       })),
-      ...found.filter((h) => !listed.has(h.session_id)).map((h) => ({ id: `session-${h.session_id}`, label: `Open: ${h.title}`, hint: STATUS_LABEL[h.status], run: () => onOpenSession(h.session_id, h.message_id), found: true })),
+      ...found
+        .filter((h) => !listed.has(h.session_id))
+        .map((h) => ({
+          id: `session-${h.session_id}`,
+          label: `Open: ${h.title}`,
+          hint: STATUS_LABEL[h.status],
+          run: () => onOpenSession(h.session_id, h.message_id),
+          found: true,
+          passage: passage(h.title, h.session_id),
+        })),
     ];
-  }, [commands, sessions, found, onOpenSession]);
+  }, [commands, sessions, found, onOpenSession, query]);
   const shown = all.filter((c) => c.found || matches(c.label, query)).slice(0, 12);
   const pick = (c: PaletteCommand | undefined) => {
     if (!c) return;
@@ -156,7 +171,14 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         <ul id="palette-list" role="listbox" className="palette-list">
           {shown.map((c, n) => (
             <li key={c.id} id={`palette-${c.id}`} role="option" aria-selected={n === active} className="palette-item" data-testid="palette-item" onMouseEnter={() => setActive(n)} onClick={() => pick(c)}>
-              <span>{c.label}</span>
+              <span className="palette-label">
+                {c.label}
+                {c.passage && (
+                  <span className="small muted palette-passage" data-testid="palette-passage">
+                    {c.passage.map((p, i) => (p.matched ? <mark key={i}>{p.text}</mark> : <span key={i}>{p.text}</span>))}
+                  </span>
+                )}
+              </span>
               {c.hint && <span className="muted">{c.hint}</span>}
             </li>
           ))}

@@ -138,17 +138,22 @@ describe("the command palette", () => {
   });
 
   it("finds a recent session by words in its messages, not only by its title", async () => {
-    const opened: string[] = [];
+    const opened: string[][] = [];
     mockIPC((cmd) => {
       if (cmd === "list_sessions") return [summary("ses_new", "read the file slowly"), summary("ses_other", "write docs")];
-      if (cmd === "search_sessions") return [{ session_id: "ses_new", title: "read the file slowly", status: "completed", created_at: "", snippet: [{ text: "harbor", matched: true }] }];
+      if (cmd === "search_sessions")
+        return [{ session_id: "ses_new", title: "read the file slowly", status: "completed", created_at: "", message_id: "m7", snippet: [{ text: "the ship sailed into the ", matched: false }, { text: "harbor", matched: true }] }];
     });
-    render(<CommandPalette commands={[]} onOpenSession={(id) => opened.push(id)} onClose={() => {}} />);
+    render(<CommandPalette commands={[]} onOpenSession={(...args) => opened.push(args.filter((a) => a !== undefined) as string[])} onClose={() => {}} />);
     const user = userEvent.setup();
     await user.type(screen.getByTestId("palette-input"), "harbor");
     await waitFor(() => expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual([expect.stringContaining("Open: read the file slowly")]));
+    // Why it matched, when its title does not say: the passage, its words marked.
+    const passage = screen.getByTestId("palette-passage");
+    expect(passage).toHaveTextContent("the ship sailed into the harbor");
+    expect(passage.querySelector("mark")).toHaveTextContent("harbor");
     await user.keyboard("{Enter}");
-    expect(opened).toEqual(["ses_new"]);
+    expect(opened, "opened at the message the match is in").toEqual([["ses_new", "m7"]]);
   });
 
   it("offers Approve while a review waits, and Approve decides it", async () => {
