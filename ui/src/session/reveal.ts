@@ -4,8 +4,9 @@
 import { createContext, useEffect, useRef, useState, type RefObject } from "react";
 import type { Shown } from "./fold";
 
-/** The message to open at, and which asking this is (the same message asked twice is shown twice). */
-export type RevealTarget = { key: string; n: number };
+/** The message to open at, which asking this is (the same message asked twice is shown twice),
+ * and when it was found. */
+export type RevealTarget = { key: string; n: number; at: number };
 
 /** The timeline's item that holds `message`'s words: a message split around tool calls is keyed
  * `id~seq` per part, and its first part may be empty (it began with a call). */
@@ -23,6 +24,10 @@ export const FoundKey = createContext<string | null>(null);
 
 /** How long to wait for a row of a long (virtual) timeline to be drawn once scrolled to. */
 const TRIES = 20;
+
+/** How long after opening the timeline turning virtual brings the message back into view: later,
+ * a running session that grows past the limit must not pull the person away from what they read. */
+const SETTLING_MS = 5000;
 
 /**
  * `reveal`: the hit's message, a new object each time the person asks. `onFound` stops the view
@@ -48,12 +53,12 @@ export function useReveal(
     if (at < 0) return;
     handled.current = reveal;
     onFound();
-    setTarget({ key: shown[at].key, n: ++asked.current });
+    setTarget({ key: shown[at].key, n: ++asked.current, at: performance.now() });
     // Only what the replay shows decides; the callbacks are the session's own.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shown, reveal]);
   useEffect(() => {
-    if (!target) return;
+    if (!target || performance.now() - target.at > SETTLING_MS) return;
     let tries = 0;
     let timer: ReturnType<typeof setTimeout>;
     const mark = () => {
