@@ -2633,11 +2633,27 @@ async fn with_a_git_older_than_add_sparse_a_task_still_commits_and_lands() {
 
 /// A task whose model went away after it wrote `broken.txt`: it failed with its work waiting in
 /// its worktree. `more` are further tasks the same fake provider answers.
-async fn a_task_that_failed_after_writing(more: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli, PathBuf, FailedTask) {
-    let failing = vec![
+/// Rules for "write broken.txt": the file is written, then the model goes away (a 400).
+fn fails_after_writing_broken() -> Vec<Value> {
+    vec![
         json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
         json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
-    ];
+    ]
+}
+
+/// `sessions discard` killed once it recorded its decision, then the next start's sweep (a run in
+/// another folder): a discard cut short.
+fn discard_cut_short_then_swept(cli: &Cli, dir: &Path, id: &str) {
+    let mut child = paused_at(cli.cmd(&["sessions", "discard", id]), "discard-decided", &dir.join("paused"), "the discard recorded its decision");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _ = cli.run("hello", &elsewhere, &[]);
+}
+
+async fn a_task_that_failed_after_writing(more: Vec<Vec<Value>>) -> (FakeServer, tempfile::TempDir, Cli, PathBuf, FailedTask) {
+    let failing = fails_after_writing_broken();
     let (s, dir, cli) = server(std::iter::once(failing).chain(more).collect()).await;
     let r = repo(dir.path());
     let failed = cli.run("write broken.txt", &r, &[]);
@@ -2931,12 +2947,7 @@ async fn discarding_a_task_keeps_its_branch_when_it_holds_a_commit_finishline_di
 async fn a_discard_cut_short_keeps_the_branch_with_a_commit_finishline_did_not_make() {
     let (_s, dir, cli, r, FailedTask { id, folder, branch }) = a_task_that_failed_after_writing(vec![]).await;
     persons_commit_in(&folder);
-    let mut child = paused_at(cli.cmd(&["sessions", "discard", &id]), "discard-decided", &dir.path().join("paused"), "the discard recorded its decision");
-    child.kill().unwrap();
-    let _ = child.wait();
-    let elsewhere = dir.path().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let _ = cli.run("hello", &elsewhere, &[]);
+    discard_cut_short_then_swept(&cli, dir.path(), &id);
     assert!(!folder.exists(), "the sweep removed the decided task's worktree");
     assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "and kept the branch with the commit");
 }
@@ -4211,10 +4222,7 @@ async fn a_blocked_landings_ways_out_asked_at_a_terminal_end_when_the_review_is_
 /// the earlier landing says nothing about this branch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discard_cut_short_keeps_a_follow_ups_branch_with_the_persons_commit_though_the_task_landed_before() {
-    let failing = vec![
-        json!({"when": {"kind": "agent", "last_message_contains": "Created broken.txt"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"the model went away\"}}"}}}),
-        json!({"when": {"kind": "agent", "last_message_contains": "write broken.txt"}, "reply": {"text": "Writing.", "tool_calls": [write_call("broken.txt", "half\n")]}}),
-    ];
+    let failing = fails_after_writing_broken();
     let (_s, dir, cli) = server(vec![failing, writes("notes.md", "the task's notes\n", 0)]).await;
     let r = repo(dir.path());
     let landed = cli.run("write notes.md", &r, &["--review", "approve"]);
@@ -4226,12 +4234,7 @@ async fn a_discard_cut_short_keeps_a_follow_ups_branch_with_the_persons_commit_t
     let (folder, branch) = (PathBuf::from(ws["folder"].as_str().unwrap()), ws["branch"].as_str().unwrap().to_string());
     persons_commit_in(&folder);
 
-    let mut child = paused_at(cli.cmd(&["sessions", "discard", &id]), "discard-decided", &dir.path().join("paused"), "the discard recorded its decision");
-    child.kill().unwrap();
-    let _ = child.wait();
-    let elsewhere = dir.path().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let _ = cli.run("hello", &elsewhere, &[]);
+    discard_cut_short_then_swept(&cli, dir.path(), &id);
     assert!(!folder.exists(), "the sweep removed the follow-up's worktree");
     assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "and kept its branch with the person's commit");
     assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n", "what landed before stays");

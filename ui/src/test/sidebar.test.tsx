@@ -83,20 +83,25 @@ describe("the sidebar's grouping", () => {
   });
 });
 
+/** The app's commands as the sidebar meets them: `list()` is every session there is now. */
+function servesSessions(list: () => SessionSummary[]) {
+  mockIPC(
+    (cmd, args) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "list_sessions") {
+        const f = (args as { filter: { statuses?: SessionStatus[] } }).filter;
+        return f.statuses ? list().filter((x) => f.statuses!.includes(x.status)) : list();
+      }
+      if (cmd === "subscribe_session") return 1;
+    },
+    { shouldMockEvents: true },
+  );
+}
+
 describe("the sidebar in the window", () => {
   it("lists working and waiting sessions with a count, opens one on click, and updates when a status changes", async () => {
     let list: SessionSummary[] = [s("s-work", "busy", Date.now()), s("s-wait", "awaiting_review", Date.now() - 1000)];
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") {
-          const f = (args as { filter: { statuses?: SessionStatus[] } }).filter;
-          return f.statuses ? list.filter((x) => f.statuses!.includes(x.status)) : list;
-        }
-        if (cmd === "subscribe_session") return 1;
-      },
-      { shouldMockEvents: true },
-    );
+    servesSessions(() => list);
     render(<App />);
     expect(await screen.findByTestId("side-working")).toHaveTextContent("task s-work");
     expect(screen.getByTestId("waiting-count"), "the count of sessions waiting for the person").toHaveTextContent("1");
@@ -115,17 +120,7 @@ describe("the sidebar in the window", () => {
 describe("moving between sessions from the keyboard", () => {
   it("Alt+↓ and Alt+↑ open the next and the previous session in the sidebar's order, from a session or any screen", async () => {
     const list: SessionSummary[] = [s("s-a", "busy", Date.now()), s("s-b", "awaiting_review", Date.now() - 1000), s("s-c", "completed", Date.now() - 2000)];
-    mockIPC(
-      (cmd, args) => {
-        if (cmd === "get_settings") return view();
-        if (cmd === "list_sessions") {
-          const f = (args as { filter: { statuses?: SessionStatus[] } }).filter;
-          return f.statuses ? list.filter((x) => f.statuses!.includes(x.status)) : list;
-        }
-        if (cmd === "subscribe_session") return 1;
-      },
-      { shouldMockEvents: true },
-    );
+    servesSessions(() => list);
     render(<App />);
     await screen.findByRole("button", { name: /task s-c/ });
     const current = () => document.querySelector('[data-testid="side-session"][aria-current="page"]')?.getAttribute("data-session");
