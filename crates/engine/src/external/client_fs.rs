@@ -4,7 +4,7 @@
 //! out of the folder). Agents with their own file tools (OpenCode) do not use it; Finishline's
 //! checkpoints capture their changes either way.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use crate::tool::workspace::ConfinedError;
@@ -63,7 +63,7 @@ impl WorkspaceFiles {
     pub fn write(&self, path: &Path, content: &str) -> Result<(), String> {
         let raw = path.to_string_lossy();
         let (_, mut file, _) = self.workspace.open_write(&raw).map_err(|e| format!("{raw}: {e}"))?;
-        file.write_all(content.as_bytes()).map_err(|e| format!("{raw}: {e}"))
+        crate::tool::workspace::replace_contents(&mut file, content.as_bytes()).map_err(|e| format!("{raw}: {e}"))
     }
 }
 

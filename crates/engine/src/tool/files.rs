@@ -1,7 +1,7 @@
 //! read_file, list_dir, write_file, edit_file: confined to the workspace, capped in size, and
 //! clear about binary and non-UTF-8 files.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -251,7 +251,7 @@ impl Tool for WriteFile {
             Ok(f) => f,
             Err(e) => return confined_error(e),
         };
-        if let Err(e) = file.write_all(input.content.as_bytes()) {
+        if let Err(e) = super::workspace::replace_contents(&mut file, input.content.as_bytes()) {
             return ToolOutput::error(format!("Could not write {}: {e}", input.path));
         }
         ToolOutput::ok(format!("{} {} ({} bytes).", if created { "Created" } else { "Wrote" }, input.path, input.content.len()))
@@ -329,7 +329,7 @@ impl Tool for EditFile {
             Ok(f) => f,
             Err(e) => return confined_error(e),
         };
-        if let Err(e) = out.write_all(new.as_bytes()) {
+        if let Err(e) = super::workspace::replace_contents(&mut out, new.as_bytes()) {
             return ToolOutput::error(format!("Could not write {}: {e}", input.path));
         }
         ToolOutput::ok(format!("Replaced {count} occurrence{} in {}.", if count == 1 { "" } else { "s" }, input.path))

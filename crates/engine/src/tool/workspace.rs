@@ -148,7 +148,8 @@ impl Workspace {
         Ok((path, file))
     }
 
-    /// Opens (creating parents and the file as needed) a file for writing, truncated, confined.
+    /// Opens (creating parents and the file as needed) a file for writing, confined; its contents
+    /// are then replaced with [`replace_contents`].
     /// Never in a `.git` folder (or over a worktree's `.git` file), at any depth: a nested
     /// repository's is as live as the workspace's. Returns whether the file was created.
     pub fn open_write(&self, raw: &str) -> Result<(PathBuf, File, bool), ConfinedError> {
@@ -181,7 +182,7 @@ impl Workspace {
             Err(Errno::EXIST) => (self.open_checked(&rel, raw, OFlags::WRONLY)?, false),
             Err(e) => return Err(errno_error(e, raw)),
         };
-        file.set_len(0)?;
+        // Not emptied here: `replace_contents` empties it once the new contents are sure to fit.
         Ok((path, file, created))
     }
 
@@ -267,4 +268,29 @@ pub enum ConfinedError {
     Path(#[from] PathError),
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// Writes `bytes` as the whole of a file `open_write` opened, the room for them taken first: a
+/// disk that cannot take them (full, over quota or the file size limit) refuses before a byte of
+/// the file is touched, and the file is left as it was. Emptying it first, then writing, lost the
+/// person's file to a full disk, unrecoverably where Finishline does not record it (an ignored
+/// `.env`). A filesystem that cannot reserve room is written as before.
+pub fn replace_contents(file: &mut File, bytes: &[u8]) -> io::Result<()> {
+    use std::io::{Seek, Write};
+    let (len, was) = (bytes.len() as u64, file.metadata()?.len());
+    if len > was {
+        match rustix::fs::fallocate(&*file, rustix::fs::FallocateFlags::empty(), 0, len) {
+            Ok(()) => {}
+            Err(Errno::OPNOTSUPP) => {}
+            Err(e) => {
+                // Some filesystems extend the file as far as they got: back to its own length.
+                let _ = file.set_len(was);
+                let e = io::Error::from(e);
+                return Err(io::Error::new(e.kind(), format!("no room for it ({e}): nothing was written, and the file is left as it was")));
+            }
+        }
+    }
+    file.seek(io::SeekFrom::Start(0))?;
+    file.write_all(bytes)?;
+    file.set_len(len)
 }
