@@ -498,6 +498,8 @@ export interface PlanProjection {
     output_data: string | null;
     replaced_because: string | null;
     decided_by: string | null;
+    /** A failed step the manager's revision took over: not a step left undone. */
+    superseded?: boolean;
   }[];
   revisions: string[];
   replans: number;

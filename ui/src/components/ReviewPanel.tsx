@@ -1,7 +1,7 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
-import { END_LABEL, landedText, stepSummary, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
+import { END_LABEL, landedText, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 import { AlertDialog } from "./AlertDialog";
@@ -468,7 +468,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           <>
             <dt>Steps</dt>
             <dd data-testid="review-steps">
-              {plan.steps.filter((s) => s.state === "done").length} of {plan.steps.filter((s) => s.state !== "replaced").length} done
+              {stepsDone(plan.steps)} done
               {plan.revisions.length > 0 ? `, plan revised ${plan.revisions.length}×` : ""}
               <ol className="review-steps">
                 {plan.steps

@@ -12,7 +12,7 @@ import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, stepsDone, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { FoundKey, useReveal, type RevealTarget } from "../session/reveal";
 import { ConfirmCancel } from "../components/ConfirmCancel";
@@ -1117,7 +1117,7 @@ export function SessionView({
         {model.plan?.number !== undefined && model.plan.current !== undefined && (
           <span className="plan-progress" data-testid="plan-progress">
             {model.plan.concluded
-              ? `Plan: ${model.plan.steps.filter((s) => s.state === "done").length}/${model.plan.steps.filter((s) => s.state !== "replaced").length} steps done`
+              ? `Plan: ${stepsDone(model.plan.steps).replace(" of ", "/")} steps done`
               : `Step ${model.plan.number}/${model.plan.of}: ${model.plan.steps[model.plan.current]?.step.title ?? ""}`}
           </span>
         )}

@@ -14,6 +14,8 @@ export interface PlanStepView {
   replacedBecause?: string;
   /** What decided it: its checks (a file, a command) or the evaluator's verdict. */
   decidedBy?: string;
+  /** A failed step the manager's revision took over: not a step left undone. */
+  superseded?: boolean;
 }
 
 /** The session's plan as the engine folded it (see `planView`). */
@@ -35,6 +37,18 @@ export interface PlanView {
   rounds: number;
 }
 
+/** The plan's steps as "n of m steps done" counts them (as the engine's `PlanState::counted`):
+ * neither replaced, nor a failed step a revision took over. */
+export function countedSteps(steps: PlanStepView[]): PlanStepView[] {
+  return steps.filter((s) => s.state !== "replaced" && !s.superseded);
+}
+
+/** "2 of 3": the counted steps done, of all counted. */
+export function stepsDone(steps: PlanStepView[]): string {
+  const counted = countedSteps(steps);
+  return `${counted.filter((s) => s.state === "done").length} of ${counted.length}`;
+}
+
 /** The engine's plan, in the view's terms. */
 export function planView(p: PlanProjection): PlanView {
   return {
@@ -47,6 +61,7 @@ export function planView(p: PlanProjection): PlanView {
       outputData: s.output_data ?? undefined,
       replacedBecause: s.replaced_because ?? undefined,
       decidedBy: s.decided_by ?? undefined,
+      superseded: s.superseded || undefined,
     })),
     revisions: p.revisions,
     current: p.current ?? undefined,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sentence, type EngineEvent, type Envelope } from "../ipc";
-import { apply, decidedByText, emptyModel, landedText, runLabel, stepSummary } from "../session/model";
+import { apply, decidedByText, emptyModel, landedText, runLabel, stepSummary, stepsDone, type PlanStepView } from "../session/model";
 
 let seq = 0;
 const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: "2026-11-21T00:00:00Z" }) as Envelope;
@@ -258,5 +258,16 @@ describe("an error's words in the window", () => {
   it("shows a session's error event as a sentence", () => {
     const m = apply(emptyModel(), ev({ type: "error", code: "io", message: "the task's worktree could not be removed" } as EngineEvent));
     expect(m.items.at(-1)).toMatchObject({ kind: "error", message: "The task's worktree could not be removed" });
+  });
+});
+
+describe("a plan's count of steps", () => {
+  const step = (title: string, state: PlanStepView["state"]): PlanStepView => ({ step: { title, instructions: title, criteria: [], depends_on: [] }, state });
+  it("leaves out the failed step a revision took over, so a plan that got there reads all done", () => {
+    const steps = [step("Write a.txt", "done"), { ...step("Write b.txt", "failed"), superseded: true }, step("Write c.txt", "replaced"), step("Write B.txt instead", "done"), step("Write c.txt", "done")];
+    expect(stepsDone(steps)).toBe("3 of 3");
+  });
+  it("counts a failed step nothing followed as not done", () => {
+    expect(stepsDone([step("Write a.txt", "done"), step("Write b.txt", "failed"), step("Write c.txt", "skipped")])).toBe("1 of 3");
   });
 });

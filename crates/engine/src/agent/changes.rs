@@ -525,7 +525,7 @@ impl Run {
     }
 
     /// This run's own changes so far.
-    fn own(&mut self) -> Ownership {
+    pub(super) fn own(&mut self) -> Ownership {
         let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };
         while self.owned_folded < self.evidence.windows.len() {
             let (b, a) = &self.evidence.windows[self.owned_folded];

@@ -51,8 +51,9 @@ impl Run {
                 _ => None,
             })
             .collect();
-        // A plan step is judged on its own changes; anything else on what the person will review.
-        let whole = self.plan_step.is_none() || self.judge_whole;
+        // A plan step is judged on its own changes; anything else on what the person will review,
+        // the last step too: its verdict is the one on the whole request.
+        let whole = self.judges_whole();
         let changes = if whole { self.changes() } else { self.own_changes() };
         let audit: Vec<String> = self.audit(whole).iter().map(|f| f.describe()).collect();
         let files: Vec<String> = changes

@@ -166,16 +166,24 @@ impl Run {
         };
         let mut state = self.plan_state()?;
         state.apply(&finished);
+        self.move_on(state, current, ending, Some((run_finished, finished))).await
+    }
+
+    /// What follows a finished step: the next step, the final check, a revision or the review.
+    /// `end`: the step's end (its run's and the plan's), stored with the move; `None` when it was
+    /// stored before, by a run stopped before it made the move.
+    async fn move_on(&mut self, state: PlanState, current: StepRun, ending: StepEnding, end: Option<(EngineEvent, EngineEvent)>) -> Result<(), Halt> {
+        let (run_finished, finished): (Vec<EngineEvent>, Vec<EngineEvent>) = end.into_iter().unzip();
         let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
         let last = state.next_pending().is_none();
         // The plan's budget: every call counts, whoever made it. Spent, the task goes to the
         // person with what is done.
         if let Some(budget) = state.budget_calls.filter(|b| state.spent.total() >= *b) {
-            self.emit(finished)?;
+            self.emit_all(finished)?;
             // The plan's meter shows the calls made against the budget; the step's own stall is
             // not why the task stopped.
             let mut ending = StepEnding { stuck: None, ..ending };
-            if state.next_pending().is_none() && !state.steps.iter().any(|s| s.state == StepState::Failed) {
+            if state.next_pending().is_none() && !state.counted().any(|s| s.state == StepState::Failed) {
                 // Every step done, but the whole request was never checked: that is what is left.
                 ending.remaining.push(format!(
                     "the final check of the whole request was not made: the plan's budget of {budget} model calls is spent ({} made)",
@@ -187,20 +195,51 @@ impl Run {
         match ledger.after_step(ending.end_reason, last) {
             PlanMove::NextStep => {
                 let next = state.next_pending().expect("a next step");
-                self.hand_over(&state, next, vec![run_finished, finished])?;
+                self.hand_over(&state, next, run_finished.into_iter().chain(finished).collect())?;
             }
             PlanMove::FinalCheck => {
-                self.emit(finished)?;
+                self.emit_all(finished)?;
                 self.final_check(state, ending).await?;
             }
-            PlanMove::Replan => self.replan(state, current, ending, vec![run_finished, finished]).await?,
+            PlanMove::Replan => self.replan(state, current, ending, run_finished.into_iter().chain(finished).collect()).await?,
             PlanMove::Review(end_reason) => {
-                self.emit(finished)?;
+                self.emit_all(finished)?;
                 self.plan_review(&state, end_reason, ending)?;
             }
             PlanMove::ContinueStep => unreachable!("a finished step does not continue"),
         }
         Ok(())
+    }
+
+    /// A plan stopped between its steps (cancelled, or cut short, after a step ended and before
+    /// the move that follows was made) goes on with that move, made again from the step's stored
+    /// end: the revision, the final check or the review. Never an ordinary run over the whole
+    /// session, which would leave the plan's later steps unrun.
+    pub(super) async fn go_on_after_step(&mut self) -> Result<(), Halt> {
+        let Some(current) = self.plan_step.clone() else { return Ok(()) };
+        let state = self.plan_state()?;
+        let end_reason = state.steps[current.index].end_reason.unwrap_or(EndReason::Failed);
+        let events = self.engine.store.events(&self.session, 0)?;
+        let from = events.iter().rposition(|e| matches!(e.event, EngineEvent::PlanStepStarted { index, .. } if index == current.index)).unwrap_or(0);
+        let span = &events[from..];
+        let (claim, stuck) = span
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                EngineEvent::RunFinished { claim, stuck, .. } => Some((*claim, stuck.clone())),
+                _ => None,
+            })
+            .unwrap_or((Claim::None, None));
+        let remaining = span
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                EngineEvent::Evaluation { remaining, .. } => Some(remaining.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("going on with the plan after step {}", current.number) })?;
+        self.move_on(state, current, StepEnding { end_reason, claim, claim_words: None, remaining, stuck }, None).await
     }
 
     /// After the last step: one evaluation of the whole request, then the review. Work the
@@ -377,7 +416,7 @@ impl Run {
     fn plan_review(&mut self, state: &PlanState, end_reason: EndReason, ending: StepEnding) -> crate::Result<()> {
         let mut remaining = ending.remaining;
         if matches!(end_reason, EndReason::PlanFailed | EndReason::PlanBudgetSpent) {
-            for s in state.steps.iter().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)) {
+            for s in state.counted().filter(|s| matches!(s.state, StepState::Pending | StepState::Failed)) {
                 // A step the manager planned again under the same title is one thing not done.
                 let line = format!("Step not done: {}", s.step.title);
                 if !remaining.contains(&line) {

@@ -188,12 +188,17 @@ impl Run {
         // starts it, and a resumed or continued run while it is still the running step.
         let plan = crate::plan::state::PlanState::from_events(&events);
         let plan_step = plan.as_ref().and_then(|p| match trigger {
-            RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => p.running_step().map(|index| {
-                let (number, of) = p.number_of(index);
-                let last = !p.steps.iter().skip(index + 1).any(|s| s.state == StepState::Pending);
-                super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of, last }
-            }),
+            RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message => {
+                // Stopped between steps, a plan goes on from the step it stopped after.
+                let after = if trigger == RunTrigger::PlanStep { None } else { p.stopped_after() };
+                p.running_step().or(after)
+            }
             _ => None,
+        });
+        let plan_step = plan.as_ref().zip(plan_step).map(|(p, index)| {
+            let (number, of) = p.number_of(index);
+            let last = !p.steps.iter().skip(index + 1).any(|s| s.state == StepState::Pending);
+            super::plan_run::StepRun { index, step: p.steps[index].step.clone(), number, of, last }
         });
         let history = match &plan_step {
             Some(s) => {
@@ -401,6 +406,20 @@ impl Run {
         self.start_preparing();
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
+        if let Some(step) = self.plan_step.clone().filter(|_| matches!(start.trigger, RunTrigger::Resume | RunTrigger::Message)) {
+            if self.plan_state()?.running_step().is_none() {
+                // The plan stopped after this step. Nothing to add: it goes on with its own next
+                // move. The person's words: this step takes them up again, in its conversation,
+                // and the plan moves on when it ends.
+                if start.user_message.is_none() && start.continuation.is_none() {
+                    return match self.go_on_after_step().await {
+                        Ok(()) => Ok(()),
+                        Err(h) => self.halted(h),
+                    };
+                }
+                self.emit(EngineEvent::PlanStepStarted { index: step.index, number: step.number, of: step.of, title: step.step.title.clone() })?;
+            }
+        }
         if let Some((request, answer)) = start.answer {
             if let Err(h) = self.refresh_tools().await {
                 return self.halted(h);
@@ -458,9 +477,10 @@ impl Run {
                 Err(h) => return self.halted(h),
             }
         }
-        // A step resumed (or continued by a message) with its plan's budget already spent ends
-        // before its first call: the budget is a cap for it too.
-        if matches!(start.trigger, RunTrigger::Resume | RunTrigger::Message) && self.plan_step.is_some() {
+        // A step started (after a revision that made the plan's last call), resumed or continued
+        // by a message with its plan's budget already spent ends before its first call: the
+        // budget is a cap for it too.
+        if matches!(start.trigger, RunTrigger::PlanStep | RunTrigger::Resume | RunTrigger::Message) && self.plan_step.is_some() {
             let nothing_yet = crate::judge::completion::Evidence::new(crate::judge::completion::StepEnd::Cut);
             match self.stop_at_plan_budget(&nothing_yet, None, vec![]).await {
                 Ok(true) => return Ok(()),
@@ -504,12 +524,16 @@ impl Run {
         if !writing.iter().all(|c| tool::FILE_WRITERS.contains(&c.name.as_str())) {
             return None;
         }
-        // Named as the checkpoint store names them: from the top of the folder it records (a
-        // worktree's top, when the task works in a folder inside it).
+        let named = writing.iter().filter_map(|c| c.input.value()?.get("path")?.as_str().map(str::to_string));
+        Some(named.filter_map(|p| self.recorded_name(&p)).collect())
+    }
+
+    /// A workspace path as the checkpoint store names it: from the top of the folder it records
+    /// (a worktree's top, when the task works in a folder inside it). `None`: not in it.
+    pub(super) fn recorded_name(&self, path: &str) -> Option<String> {
         let recorded = self.checkpoints.as_ref().map(|c| c.work_tree().to_path_buf()).unwrap_or_else(|| self.workspace.root().to_path_buf());
         let root = recorded.canonicalize().unwrap_or(recorded);
-        let named = writing.iter().filter_map(|c| c.input.value()?.get("path")?.as_str().map(str::to_string));
-        Some(named.filter_map(|p| Some(self.workspace.resolve(&p).ok()?.strip_prefix(&root).ok()?.to_string_lossy().into_owned())).collect())
+        Some(self.workspace.resolve(path).ok()?.strip_prefix(&root).ok()?.to_string_lossy().into_owned())
     }
 
     /// Runs the built-in agent's tool calls of the step (an external agent ran its own): the
@@ -644,7 +668,14 @@ impl Run {
                 }
                 Action::Review { end_reason, claim: c, stuck } => {
                     if let Some(id) = &answers_call {
-                        self.answer_complete_task(id, "Accepted: your completion goes to the person for review. Stop here.")?;
+                        // A plan step's end goes to the plan (its next step, a revision), not yet
+                        // to the person.
+                        let said = if self.plan_step.is_some() {
+                            "Accepted: this step of the plan ends here, and the plan goes on from it. Stop here."
+                        } else {
+                            "Accepted: your completion goes to the person for review. Stop here."
+                        };
+                        self.answer_complete_task(id, said)?;
                     }
                     let remaining = evidence.evaluation.as_ref().map(|e| e.remaining.clone()).unwrap_or_else(|| evidence.open_todos.clone());
                     let claim_words = evidence.claim.as_ref().map(|c| ClaimWords {

@@ -9,10 +9,23 @@ use crate::judge::completion::EvaluationOutcome;
 use crate::plan::checks::{self, Check};
 
 impl Run {
-    /// The running plan step's checks, when every criterion can be checked without a model.
-    pub(super) fn step_checks(&self) -> Option<Vec<Check>> {
+    /// The running plan step's checks, when every criterion can be checked without a model. A
+    /// file check that holds speaks for the step only when the step itself changed that file: one
+    /// that was already there (or already said so) proves nothing about what the step did, and
+    /// the evaluator judges the step instead. One that does not hold is the step not done, either way.
+    pub(super) fn step_checks(&mut self) -> Option<Vec<Check>> {
         let step = self.plan_step.as_ref().filter(|_| !self.judge_whole)?;
-        checks::decidable(&step.step.criteria)
+        let checks = checks::decidable(&step.step.criteria)?;
+        let files: Vec<&Check> = checks.iter().filter(|c| matches!(c, Check::FileExists(_) | Check::FileContains(..))).collect();
+        if files.is_empty() || files.iter().any(|c| !self.file_check(c)) {
+            return Some(checks);
+        }
+        let changed: Vec<String> = self.own().changes().into_iter().map(|c| c.path).collect();
+        let by_the_step = |c: &Check| match c {
+            Check::FileExists(p) | Check::FileContains(p, _) => self.recorded_name(p).is_some_and(|name| changed.contains(&name)),
+            _ => true,
+        };
+        files.iter().all(|c| by_the_step(c)).then_some(checks.clone())
     }
 
     /// The verification commands of this run: at a plan step, the step's own and those of the

@@ -21,6 +21,9 @@ pub struct StepView {
     pub replaced_because: Option<String>,
     /// What decided the step: its checks, or the evaluator.
     pub decided_by: Option<String>,
+    /// A failed step the manager's revision took over (the steps it added follow): not a step
+    /// left undone.
+    pub superseded: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,6 +115,9 @@ impl PlanState {
                 } else {
                     self.replans += 1;
                     self.spent.manager += 1;
+                    if let Some(failed) = first.checked_sub(1).and_then(|i| self.steps.get_mut(i)).filter(|s| s.state == StepState::Failed) {
+                        failed.superseded = true;
+                    }
                 }
                 // New steps for the person's feedback reopen a plan that went to review.
                 self.concluded = false;
@@ -180,6 +186,22 @@ impl PlanState {
         self.current.filter(|&i| self.steps.get(i).is_some_and(|s| s.state == StepState::Running))
     }
 
+    /// The step a plan that has not gone to review stopped after, when it stopped between its
+    /// steps: that step ended, and the move that follows it (the next step, a revision, the
+    /// final check) was not made.
+    pub fn stopped_after(&self) -> Option<usize> {
+        if self.concluded || self.awaiting_review {
+            return None;
+        }
+        self.current.filter(|&i| self.steps.get(i).is_some_and(|s| matches!(s.state, StepState::Done | StepState::Failed)))
+    }
+
+    /// The plan's steps as counted in "n of m steps done": neither replaced nor a failed step a
+    /// revision took over.
+    pub fn counted(&self) -> impl Iterator<Item = &StepView> {
+        self.steps.iter().filter(|s| s.state != StepState::Replaced && !s.superseded)
+    }
+
     /// The end reasons of the steps that finished, in order.
     pub fn step_ends(&self) -> Vec<EndReason> {
         self.steps.iter().filter_map(|s| s.end_reason.filter(|_| s.state != StepState::Replaced)).collect()
@@ -228,7 +250,16 @@ impl PlanFollower {
 }
 
 fn pending(step: &PlanStep) -> StepView {
-    StepView { step: step.clone(), state: StepState::Pending, end_reason: None, summary: None, output_data: None, replaced_because: None, decided_by: None }
+    StepView {
+        step: step.clone(),
+        state: StepState::Pending,
+        end_reason: None,
+        summary: None,
+        output_data: None,
+        replaced_because: None,
+        decided_by: None,
+        superseded: false,
+    }
 }
 
 /// A step is done when it was verified, or done but the evaluator was unavailable: the task's

@@ -148,7 +148,7 @@ pub fn refresh_plan(conn: &rusqlite::Connection, session: &SessionId) -> Result<
         stmt.query_map([&session.0], |r| r.get::<_, String>(0))?.filter_map(|b| b.ok().and_then(|b| serde_json::from_str(&b).ok())).collect();
     let (steps, done) = match crate::plan::state::PlanState::from_events(&envs) {
         Some(p) => {
-            let current: Vec<_> = p.steps.iter().filter(|s| s.state != StepState::Replaced).collect();
+            let current: Vec<_> = p.counted().collect();
             (current.len(), current.iter().filter(|s| s.state == StepState::Done).count())
         }
         None => (0, 0),
