@@ -85,4 +85,9 @@ impl Provider for Unconfigured {
 pub trait WireMapper: Send {
     fn on_event(&mut self, event: &sse::SseEvent) -> Result<Vec<CompletionEvent>, ProviderError>;
     fn finish(&mut self) -> Result<Vec<CompletionEvent>, ProviderError>;
+    /// The protocol's last event was read: nothing follows it (`[DONE]`, `message_stop`,
+    /// `response.completed`). A protocol without one ends with its connection.
+    fn ended(&self) -> bool {
+        false
+    }
 }

@@ -222,6 +222,17 @@ macro_rules! for_each_protocol {
             }
 
             #[tokio::test]
+            async fn a_key_with_a_line_break_in_it_fails_at_once_saying_so() {
+                let s = server(vec![always(ok_reply("hello"))]).await;
+                let o = run_with(&s, P, request(), fast_policy(3), Duration::from_secs(5), Some("sk-abc\ndef")).await;
+                assert_eq!(o.error_kind(), Some(ProviderErrorKind::Auth), "{:?}", o.error);
+                assert!(o.waits.is_empty(), "retrying the same key cannot help");
+                assert!(s.requests().is_empty(), "nothing was sent");
+                let msg = o.error.unwrap().message;
+                assert!(msg.contains("API key holds a line break"), "the person learns what is wrong with the key: {msg}");
+            }
+
+            #[tokio::test]
             async fn a_context_overflow_is_typed_so_the_loop_can_compact() {
                 let s = server(vec![always(Reply { fault: Some(Fault::Status { status: 400, headers: vec![], body: Some(r#"{"error":{"message":"This model's maximum context length is 8192 tokens"}}"#.into()) }), ..Default::default() })]).await;
                 assert_eq!(run(&s, P).await.error_kind(), Some(ProviderErrorKind::ContextTooLong));

@@ -389,6 +389,37 @@ async fn bytes_that_are_not_utf8_are_a_malformed_stream() {
     assert_eq!(out.last(), Some(&Err(ProviderErrorKind::MalformedStream)));
 }
 
+/// The bad byte mid-stream, and the stream going on (pings, more text): said at once, not after
+/// the stream ends, which a server that keeps sending may never do.
+#[tokio::test(start_paused = true)]
+async fn a_byte_that_is_not_utf8_mid_stream_is_said_at_once() {
+    let first = futures_util::stream::iter(vec![
+        Ok::<_, std::io::Error>(Bytes::from_static(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello \"}}]}\n\n")),
+        Ok(Bytes::from_static(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"caf\xe9\"}}]}\n\n")),
+        Ok(Bytes::from_static(b": ping\n\n")),
+    ]);
+    let endless = first.chain(futures_util::stream::repeat_with(|| Ok(Bytes::from_static(b": ping\n\n"))).then(|b| async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        b
+    }));
+    let out: Outcome = tokio::time::timeout(
+        Duration::from_secs(60),
+        map_stream(Box::pin(endless), Duration::from_secs(30), openai()).map(|r| r.map_err(|e| e.kind)).collect(),
+    )
+    .await
+    .expect("the bad byte ends the stream while the server still sends");
+    assert_eq!(text(&out), "hello ");
+    assert_eq!(out.last(), Some(&Err(ProviderErrorKind::MalformedStream)));
+}
+
+/// A character split across chunks is not a bad byte.
+#[tokio::test]
+async fn a_character_split_across_chunks_is_read_whole() {
+    let wire = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"café ☕ 𝄞\"}}]}\n\n";
+    let out = run_every_split(openai, wire).await;
+    assert_eq!(text(&out), "café ☕ 𝄞");
+}
+
 #[tokio::test]
 async fn a_chunk_that_is_not_json_is_a_malformed_stream() {
     let out = run(openai(), vec![b"data: {\"choices\": [{\"delta\": {\"content\": \"cut of\n\n".to_vec()]).await;

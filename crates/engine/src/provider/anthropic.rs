@@ -101,6 +101,10 @@ impl AnthropicMapper {
 }
 
 impl WireMapper for AnthropicMapper {
+    fn ended(&self) -> bool {
+        self.stopped
+    }
+
     fn on_event(&mut self, ev: &SseEvent) -> Result<Vec<CompletionEvent>, ProviderError> {
         if ev.data.trim().is_empty() {
             return Ok(vec![]);

@@ -76,6 +76,9 @@ impl HttpProvider {
     /// Lists the models the provider offers: the "Test connection" check. A wrong key, a wrong
     /// URL and an unreachable server each come back as the provider error that says so.
     pub async fn list_models(&self) -> Result<Vec<String>, ProviderError> {
+        if let Some(e) = self.unusable_key() {
+            return Err(e);
+        }
         let base = self.config.base_url.trim().trim_end_matches('/');
         let r = self.authorize(self.client.get(format!("{base}/models")));
         let resp = tokio::time::timeout(self.config.connect_timeout, r.send())
@@ -84,7 +87,13 @@ impl HttpProvider {
             .map_err(|e| network_error(base, &e))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = resp.text().await.unwrap_or_default();
+        let late = || ProviderError::new(ProviderErrorKind::Network, format!("The provider at {base} did not answer in time."));
+        let body = if (200..300).contains(&status) {
+            // A public model list runs to a few megabytes (OpenRouter's).
+            body_within(resp, MODEL_LIST_BYTES, self.config.connect_timeout.max(LIST_WAIT)).await.ok_or_else(late)?
+        } else {
+            body_within(resp, ERROR_PAGE_BYTES, self.config.connect_timeout).await.unwrap_or_default()
+        };
         if !(200..300).contains(&status) {
             return Err(missing_v1(ProviderError::from_status(status, &headers, &body), self.config.kind, base));
         }
@@ -128,6 +137,18 @@ impl HttpProvider {
         }
     }
 
+    /// A key no request header can carry (a line break pasted with it): said as what it is, at
+    /// once. Sent, it failed as a network fault, retried five times with advice about the server.
+    fn unusable_key(&self) -> Option<ProviderError> {
+        let key = self.config.api_key.as_ref()?;
+        key.expose().chars().any(|c| c.is_control() || !(c.is_ascii_graphic() || c == ' ')).then(|| {
+            ProviderError::new(
+                ProviderErrorKind::Auth,
+                "The API key holds a line break or another character a request header cannot carry. Copy the key again, on its own.",
+            )
+        })
+    }
+
     /// The key in the protocol's own header, and Anthropic's version header.
     fn authorize(&self, mut r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(key) = &self.config.api_key {
@@ -155,8 +176,34 @@ impl HttpProvider {
         if !resp.status().is_success() {
             return None;
         }
-        serde_json::from_str(&resp.text().await.ok()?).ok()
+        // Within the connection's own wait: a run's start waits on it.
+        serde_json::from_str(&body_within(resp, MODEL_LIST_BYTES, self.config.connect_timeout).await?).ok()
     }
+}
+
+/// What of an error page is read: enough for any message a provider sends, not a page that never
+/// ends (memory grew by a hundred megabytes a few seconds while it streamed).
+const ERROR_PAGE_BYTES: usize = 64 * 1024;
+/// A model list or a server's settings, the largest answers read whole.
+const MODEL_LIST_BYTES: usize = 16 * 1024 * 1024;
+/// How long a model list may take to arrive once its headers did.
+const LIST_WAIT: Duration = Duration::from_secs(15);
+
+/// A response's body as text: at most `cap` bytes (more is cut), and `None` when it does not
+/// arrive within `wait`. The headers' arrival says nothing of the body: a server may send them
+/// and then nothing, which held a run before its first step for good.
+async fn body_within(mut resp: reqwest::Response, cap: usize, wait: Duration) -> Option<String> {
+    let read = async {
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = resp.chunk().await {
+            body.extend_from_slice(&chunk[..chunk.len().min(cap - body.len())]);
+            if body.len() >= cap {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&body).into_owned()
+    };
+    tokio::time::timeout(wait, read).await.ok()
 }
 
 #[async_trait::async_trait]
@@ -186,7 +233,12 @@ impl Provider for HttpProvider {
         let idle = self.config.idle_timeout;
         let base = self.config.base_url.clone();
         let kind = self.config.kind;
+        let unusable_key = self.unusable_key();
         Box::pin(async_stream::stream! {
+            if let Some(e) = unusable_key {
+                yield Err(e);
+                return;
+            }
             let response = match tokio::time::timeout(idle, request.send()).await {
                 Err(_) => {
                     let within = if idle.as_secs() > 0 { format!("{} s", idle.as_secs()) } else { format!("{} ms", idle.as_millis()) };
@@ -209,7 +261,7 @@ impl Provider for HttpProvider {
             let status = response.status().as_u16();
             if !(200..300).contains(&status) {
                 let headers = response.headers().clone();
-                let body = response.text().await.unwrap_or_default();
+                let body = body_within(response, ERROR_PAGE_BYTES, idle).await.unwrap_or_default();
                 yield Err(missing_v1(ProviderError::from_status(status, &headers, &body), kind, &base));
                 return;
             }
@@ -289,6 +341,12 @@ where
             match item.and_then(|ev| mapper.on_event(&ev)) {
                 Ok(out) => for e in out { yield Ok(e) },
                 Err(e) => { yield Err(e); return; }
+            }
+            // The protocol's last event: the answer is whole, whether or not the server closes
+            // the connection (one that kept it open had a finished answer wait out the stall
+            // limit, then taken for a cut one).
+            if mapper.ended() {
+                break;
             }
         }
         if !read_any {

@@ -84,6 +84,10 @@ impl OpenAiMapper {
 }
 
 impl WireMapper for OpenAiMapper {
+    fn ended(&self) -> bool {
+        self.done
+    }
+
     fn on_event(&mut self, ev: &SseEvent) -> Result<Vec<CompletionEvent>, ProviderError> {
         let data = ev.data.trim();
         if data == "[DONE]" {

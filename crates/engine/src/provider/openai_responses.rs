@@ -108,6 +108,10 @@ impl ResponsesMapper {
 }
 
 impl WireMapper for ResponsesMapper {
+    fn ended(&self) -> bool {
+        self.end.is_some()
+    }
+
     fn on_event(&mut self, ev: &SseEvent) -> Result<Vec<CompletionEvent>, ProviderError> {
         let data = ev.data.trim();
         if data.is_empty() || data == "[DONE]" || self.end.is_some() {

@@ -25,6 +25,7 @@ where
 {
     let guarded = async_stream::stream! {
         let mut bytes = bytes;
+        let mut utf8 = Utf8Check::default();
         loop {
             match tokio::time::timeout(idle, bytes.next()).await {
                 Err(_) => {
@@ -32,7 +33,13 @@ where
                     break;
                 }
                 Ok(None) => break,
-                Ok(Some(Ok(b))) => yield Ok(b),
+                Ok(Some(Ok(b))) => match utf8.check(&b) {
+                    Ok(()) => yield Ok(b),
+                    Err(at) => {
+                        yield Err(StreamFault::NotUtf8(at));
+                        break;
+                    }
+                },
                 Ok(Some(Err(e))) => {
                     yield Err(StreamFault::Read(e.to_string()));
                     break;
@@ -48,6 +55,9 @@ where
         Err(eventsource_stream::EventStreamError::Transport(StreamFault::Read(e))) => {
             Err(ProviderError::new(ProviderErrorKind::Network, format!("The connection to the provider broke mid-stream: {e}")))
         }
+        Err(eventsource_stream::EventStreamError::Transport(StreamFault::NotUtf8(at))) => {
+            Err(ProviderError::malformed(format!("The provider sent text that is not UTF-8 (byte {at} of the stream)")))
+        }
         Err(eventsource_stream::EventStreamError::Utf8(e)) => Err(ProviderError::malformed(format!("The provider sent text that is not UTF-8: {e}"))),
         Err(eventsource_stream::EventStreamError::Parser(e)) => Err(ProviderError::malformed(format!("The provider sent a malformed event stream: {e}"))),
     })
@@ -57,6 +67,44 @@ where
 enum StreamFault {
     Stall(Duration),
     Read(String),
+    /// At this byte of the stream.
+    NotUtf8(u64),
+}
+
+/// Checks the stream's bytes are UTF-8 as they arrive, a character split across chunks waiting
+/// for its end. The parser finds a bad byte only when the stream ends, holding everything after
+/// it meanwhile: a server that went on sending (pings) froze the answer until the step limit.
+#[derive(Default)]
+struct Utf8Check {
+    /// The start of a character the last chunk ended in the middle of.
+    carried: Vec<u8>,
+    /// Bytes checked so far.
+    seen: u64,
+}
+
+impl Utf8Check {
+    /// `Err(at)`: the stream's byte `at` is not UTF-8.
+    fn check(&mut self, chunk: &[u8]) -> Result<(), u64> {
+        let start = self.seen - self.carried.len() as u64;
+        self.seen += chunk.len() as u64;
+        // Copied only behind a character carried over: most chunks are checked where they are.
+        let joined;
+        let bytes = if self.carried.is_empty() {
+            chunk
+        } else {
+            joined = [std::mem::take(&mut self.carried).as_slice(), chunk].concat();
+            &joined
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => Ok(()),
+            // Cut short at the end: the rest of the character is in the next chunk.
+            Err(e) if e.error_len().is_none() => {
+                self.carried = bytes[e.valid_up_to()..].to_vec();
+                Ok(())
+            }
+            Err(e) => Err(start + e.valid_up_to() as u64),
+        }
+    }
 }
 
 impl std::fmt::Display for StreamFault {
@@ -64,6 +112,7 @@ impl std::fmt::Display for StreamFault {
         match self {
             StreamFault::Stall(d) => write!(f, "stalled for {d:?}"),
             StreamFault::Read(e) => write!(f, "{e}"),
+            StreamFault::NotUtf8(at) => write!(f, "not UTF-8 at byte {at}"),
         }
     }
 }
