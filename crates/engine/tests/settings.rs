@@ -1,3 +1,5 @@
+use std::os::unix::fs::OpenOptionsExt;
+
 use finishline_engine::{ErrorCode, Settings};
 use serde_json::json;
 
@@ -58,6 +60,37 @@ fn a_settings_file_that_cannot_be_read_is_named_and_only_a_missing_one_is_a_fres
     let folder = dir.path().join("folder.json");
     std::fs::create_dir(&folder).unwrap();
     assert_eq!(Settings::read_file(&folder).unwrap_err().code(), ErrorCode::SettingsUnreadable, "a file that cannot be read is not a fresh install");
+}
+
+#[test]
+fn a_settings_file_that_is_a_named_pipe_is_refused_at_once_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &file, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let read = file.clone();
+    std::thread::spawn(move || tx.send(Settings::read_file(&read).map(|_| ()).map_err(|e| (e.code(), e.to_string()))));
+    let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the read answers, not waits for a writer");
+    let (code, message) = got.unwrap_err();
+    assert_eq!(code, ErrorCode::SettingsUnreadable);
+    assert!(message.contains("not a regular file"), "{message}");
+    // A writer unblocks the thread, had the read opened the pipe.
+    let _ = std::fs::OpenOptions::new().write(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(&file);
+}
+
+#[test]
+fn a_settings_file_kept_elsewhere_through_a_link_is_written_where_it_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("dotfiles").join("finishline.json");
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    std::fs::write(&kept, r#"{"settings": {"provider": {"base_url": "http://127.0.0.1:8931/v1", "model": "m"}}}"#).unwrap();
+    let file = dir.path().join("settings.json");
+    std::os::unix::fs::symlink(&kept, &file).unwrap();
+    let mut s = Settings::read_file(&file).unwrap();
+    s.provider.model = "other".into();
+    s.write_file(&file).unwrap();
+    assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink(), "the link is kept, not replaced by a file");
+    assert_eq!(Settings::read_file(&kept).unwrap().provider.model, "other", "the file it leads to holds the change");
 }
 
 #[test]

@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 
 /// The key under which the settings object lives inside the store file.
 pub const STORE_KEY: &str = "settings";
+/// A settings file is a few kilobytes; one over this is not one (and is not read whole).
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 pub use crate::provider::settings::{ProviderKind, ProviderSettings};
 
@@ -235,6 +237,20 @@ impl Settings {
     /// The settings, the keys no setting takes, and the file's whole JSON (null when there is
     /// no file), read once.
     fn read_with_unknown(path: &std::path::Path) -> Result<(Settings, Vec<Vec<Step>>, serde_json::Value)> {
+        // Looked at before it is opened: a named pipe would hold the app's start until a writer
+        // came, and a file of gigabytes would be read whole.
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                return Err(Error::SettingsUnreadable(format!(
+                    "{} is not a regular file (a named pipe, a socket or a device): put a settings file there, or remove it to start from the defaults",
+                    path.display()
+                )))
+            }
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                return Err(Error::SettingsUnreadable(format!("{} is over 4 MB; a settings file is a few kilobytes", path.display())))
+            }
+            _ => {}
+        }
         let text = match std::fs::read_to_string(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Settings::default(), Vec::new(), serde_json::Value::Null)),
             Err(e) => return Err(Error::SettingsUnreadable(format!("{}: {e}", path.display()))),
@@ -265,6 +281,11 @@ impl Settings {
     /// there (not under a setting now removed; in a list, under the item of the same name).
     pub fn write_file(&self, path: &std::path::Path) -> Result<()> {
         let (_, unknown, old) = Settings::read_with_unknown(path)?;
+        // Kept elsewhere through a link (with the person's dotfiles): written where it is kept,
+        // the link left as it is. Renamed over, the link became a file and the kept one went stale.
+        let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let kept = if linked { std::fs::canonicalize(path)? } else { path.to_path_buf() };
+        let path = kept.as_path();
         let dir = path.parent().ok_or_else(|| Error::Internal(format!("{} has no folder", path.display())))?;
         std::fs::create_dir_all(dir)?;
         let mut value = serde_json::json!({ STORE_KEY: self });
@@ -777,7 +798,7 @@ impl Settings {
     /// Reads an exported settings file (or a bare settings object) and checks it like the form
     /// does, so a broken file is refused whole and the current settings stay.
     pub fn import_json(text: &str) -> Result<Settings> {
-        if text.len() > 4 * 1024 * 1024 {
+        if text.len() as u64 > MAX_FILE_BYTES {
             return Err(Error::InvalidInput("that file is over 4 MB; a settings file is a few kilobytes".into()));
         }
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("the file is not JSON ({e})")))?;
