@@ -196,3 +196,19 @@ async fn a_terminal_a_marked_process_opened_is_the_persons_and_is_left_running_w
     assert!(left.2.is_empty(), "what escaped with no terminal is ended");
     assert_eq!((left.0, left.1), (on_terminal, host), "the process on a terminal of its own, and what hosts it, are left running");
 }
+
+#[tokio::test]
+async fn a_window_on_a_file_of_one_huge_line_is_cut_to_what_one_read_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = "[".repeat(3 * 1024 * 1024);
+    body.push_str("\nthe second line\n");
+    std::fs::write(dir.path().join("data.min.json"), &body).unwrap();
+    let read = Toolbox::standard();
+    let read = read.get("read_file").unwrap();
+    let out = read.call(&ctx(dir.path()), json!({"path": "data.min.json", "offset": 1, "limit": 1})).await;
+    assert!(!out.is_error, "{}", out.content.chars().take(200).collect::<String>());
+    assert!(out.content.len() < 300 * 1024, "one read returns at most 256 KB, not the 3 MB line: {} bytes", out.content.len());
+    assert!(out.content.contains("line 1 is longer"), "the agent is told the line was cut: {}", &out.content[out.content.len().saturating_sub(300)..]);
+    let out = read.call(&ctx(dir.path()), json!({"path": "data.min.json", "offset": 2, "limit": 1})).await;
+    assert_eq!(out.content, "the second line", "the line after it is found");
+}

@@ -118,36 +118,84 @@ fn read_window(file: std::fs::File, input: &ReadFileInput) -> ToolOutput {
     let mut line = Vec::new();
     let mut out = String::new();
     let (mut n, mut taken, mut lossy) = (0usize, 0usize, false);
+    let mut cut_line = None;
+    let unreadable = |e: std::io::Error| ToolOutput::error(format!("Could not read {}: {e}", input.path));
     loop {
+        // Lines before the window are passed over, never held: one may be a minified file's
+        // whole content.
+        if n < start {
+            match skip_line(&mut reader) {
+                Ok(true) => {
+                    n += 1;
+                    continue;
+                }
+                Ok(false) => break,
+                Err(e) => return unreadable(e),
+            }
+        }
         line.clear();
-        match reader.read_until(b'\n', &mut line) {
+        // At most what is left of one read's bytes: a line longer than that is cut, not held whole.
+        let room = MAX_READ_BYTES.saturating_sub(out.len() as u64);
+        match std::io::Read::take(&mut reader, room + 1).read_until(b'\n', &mut line) {
             Ok(0) => break,
             Ok(_) => {}
-            Err(e) => return ToolOutput::error(format!("Could not read {}: {e}", input.path)),
+            Err(e) => return unreadable(e),
         }
-        if n >= start {
-            if line.contains(&0) {
-                return ToolOutput::error(format!("{} is a binary file; it cannot be shown as text.", input.path));
-            }
-            let text = String::from_utf8_lossy(&line);
-            lossy |= matches!(text, std::borrow::Cow::Owned(_));
-            out.push_str(text.trim_end_matches(['\n', '\r']));
-            out.push('\n');
-            taken += 1;
-            if taken >= limit || out.len() as u64 > MAX_READ_BYTES {
-                break;
+        let cut = !line.ends_with(b"\n") && line.len() as u64 > room;
+        if cut {
+            line.truncate(room as usize);
+            if let Err(e) = skip_line(&mut reader) {
+                return unreadable(e);
             }
         }
+        if line.contains(&0) {
+            return ToolOutput::error(format!("{} is a binary file; it cannot be shown as text.", input.path));
+        }
+        let text = String::from_utf8_lossy(&line);
+        lossy |= matches!(text, std::borrow::Cow::Owned(_));
+        out.push_str(text.trim_end_matches(['\n', '\r']));
+        out.push('\n');
+        taken += 1;
         n += 1;
+        if cut {
+            cut_line = Some((n, room));
+            break;
+        }
+        if taken >= limit || out.len() as u64 >= MAX_READ_BYTES {
+            break;
+        }
     }
     if taken == 0 {
         return ToolOutput::ok(format!("[the file has {n} lines; nothing at line {}]", start + 1));
     }
     let mut out = out.trim_end_matches('\n').to_string();
+    if let Some((number, shown)) = cut_line {
+        out.push_str(&format!(
+            "\n[note: line {number} is longer than one read returns; only its first {shown} bytes are shown. Search it with grep, or cut pieces of it with run_command.]"
+        ));
+    }
     if lossy {
         out.push_str("\n[note: the file is not valid UTF-8; invalid bytes are shown as �]");
     }
     ToolOutput::ok(out)
+}
+
+/// Reads past the rest of a line without keeping it; `false` at the end of the file.
+fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<bool> {
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        if let Some(i) = buf.iter().position(|b| *b == b'\n') {
+            reader.consume(i + 1);
+            return Ok(true);
+        }
+        let len = buf.len();
+        reader.consume(len);
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
