@@ -1,6 +1,7 @@
 //! Plan mode across a crash: the CLI is killed with SIGKILL while step 2 of a plan waits for the
 //! model; `sessions resume` picks up step 2 in its own conversation, never redoes step 1, and the
-//! plan finishes.
+//! plan finishes. Killed between steps (while the manager revises the plan), the resume asks for
+//! the revision again and the plan goes on from it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -96,4 +97,64 @@ async fn a_plan_killed_in_step_two_resumes_at_step_two_and_finishes() {
     for f in ["b.txt", "c.txt"] {
         assert!(std::fs::metadata(ws.join(f)).is_ok(), "{f} was written after the resume");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_killed_while_the_manager_revises_it_resumes_with_the_revision() {
+    let steps: Vec<Value> = ["a", "b"].iter().map(|f| json!({"title": format!("Write {f}.txt"), "instructions": format!("Write {f}.txt."), "criteria": [format!("{f}.txt exists")], "depends_on": []})).collect();
+    let revision = json!({"cause": "b.txt is locked", "steps": [{"title": "Write B.txt instead", "instructions": "Write B.txt.", "criteria": ["B.txt exists"], "depends_on": []}]});
+    let write = |f: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("{f}.txt"), "content": f}}]});
+    let blocked = json!({"tool_calls": [{"name": "complete_task", "arguments": {"status": "blocked", "summary": "b.txt is locked", "original_request_summary": "write files", "remaining_work": "b.txt"}}]});
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        // The first revision never comes in time: the CLI is killed while it waits.
+        {"when": {"kind": "manager", "any_message_contains": "<failed"}, "times": 1, "reply": {"text": revision.to_string(), "first_frame_delay_ms": 30000}},
+        {"when": {"kind": "manager", "any_message_contains": "<failed"}, "reply": {"text": revision.to_string()}},
+        {"when": {"kind": "manager"}, "reply": {"text": json!({"steps": steps}).to_string()}},
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"written\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write a.txt"}, "reply": write("a")},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "reply": blocked},
+        {"when": {"kind": "agent", "last_message_contains": "This step: Write B.txt instead"}, "reply": write("B")}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["run", "write a.txt and b.txt", "--plan", "on", "--workspace"])
+        .arg(&ws)
+        .args(["--base-url", &url, "--model", "m", "--json", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map_while(Result::ok);
+    let sid = lines.find_map(|l| serde_json::from_str::<Value>(&l).ok()?["session_id"].as_str().map(String::from)).expect("the CLI printed the session");
+    let t = std::time::Instant::now();
+    while !server.requests().iter().any(|r| r.kind == RequestKind::Manager && r.all_text.contains("<failed")) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(30), "the manager is asked to revise the plan");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    unsafe { kill(child.id() as i32, 9) };
+    let _ = child.wait();
+    let sid = SessionId(sid);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "resume", sid.as_str(), "--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "the resumed plan finishes and is approved: {}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
+    assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);
+    let events = store.events(&sid, 0).unwrap();
+    let plan = PlanState::from_events(&events).unwrap();
+    let states: Vec<(String, finishline_engine::domain::StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
+    use finishline_engine::domain::StepState::*;
+    assert_eq!(states, vec![("Write a.txt".into(), Done), ("Write b.txt".into(), Failed), ("Write B.txt instead".into(), Done)], "the revision asked for again ran");
+    assert!(std::fs::metadata(ws.join("B.txt")).is_ok(), "the revised step's work is there");
 }
