@@ -155,6 +155,10 @@ async fn a_plan_killed_while_the_manager_revises_it_resumes_with_the_revision() 
     let plan = PlanState::from_events(&events).unwrap();
     let states: Vec<(String, finishline_engine::domain::StepState)> = plan.steps.iter().map(|s| (s.step.title.clone(), s.state)).collect();
     use finishline_engine::domain::StepState::*;
-    assert_eq!(states, vec![("Write a.txt".into(), Done), ("Write b.txt".into(), Failed), ("Write B.txt instead".into(), Done)], "the revision asked for again ran");
+    assert_eq!(
+        states,
+        vec![("Write a.txt".into(), Done), ("Write b.txt".into(), Failed), ("Write B.txt instead".into(), Done)],
+        "the revision asked for again ran"
+    );
     assert!(std::fs::metadata(ws.join("B.txt")).is_ok(), "the revised step's work is there");
 }

@@ -36,6 +36,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     parse_ok: true,
                     usage: Default::default(),
                     question: Default::default(),
+                    repairs: 0,
                 },
                 EngineEvent::ReviewRequested {
                     review_id: review.clone(),

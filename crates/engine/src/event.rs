@@ -180,6 +180,10 @@ pub enum EngineEvent {
     TokensSpent {
         source: UsageSource,
         usage: Usage,
+        /// Calls beyond the first that this spend took: a repair of an unusable answer, or the
+        /// retry asking by instruction where a server refused a schema. A plan's budget counts them.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        repairs: u32,
     },
     Evaluation {
         cycle: u32,
@@ -194,6 +198,9 @@ pub enum EngineEvent {
         /// only whether the agent announced an action it did not take.
         #[serde(default)]
         question: crate::judge::completion::EvaluationQuestion,
+        /// Calls beyond the first the verdict took (a repair, a retry by instruction).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        repairs: u32,
     },
     Continuation {
         source: ContinuationSource,
@@ -695,4 +702,8 @@ mod branch_kept_tests {
         let e: EngineEvent = serde_json::from_str(r#"{"type":"branch_kept","branch":"b","files":[],"why":"asked"}"#).unwrap();
         assert!(matches!(e, EngineEvent::BranchKept { why: BranchKeptWhy::Asked, .. }));
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

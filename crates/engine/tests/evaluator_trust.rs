@@ -22,6 +22,7 @@ fn evaluation(cycle: u32, verdict: Verdict, model: &str) -> EngineEvent {
         parse_ok: true,
         usage: Default::default(),
         question: Default::default(),
+        repairs: 0,
     }
 }
 

@@ -244,3 +244,26 @@ async fn a_revision_that_spends_the_plans_last_call_leaves_no_call_for_the_new_s
     let listed = h.store.session(&o.session).unwrap();
     assert_eq!((listed.plan_done, listed.plan_steps), (1, 2), "the list counts the plan's steps as revised: a.txt, then B.txt instead");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plans_meter_counts_every_call_made_a_repair_of_an_unusable_answer_too() {
+    let h = Harness::new(
+        rules(json!([
+            // The manager's first answer is prose: it is asked again (a repair), then plans.
+            {"when": {"kind": "manager"}, "times": 1, "reply": {"text": "First a.txt, then b.txt, I think."}},
+            {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE[..2])}},
+            {"when": {"kind": "evaluator"}, "times": 1, "reply": {"text": "It looks done to me."}},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt").await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    let plan = PlanState::from_events(&o.events).unwrap();
+    let kinds: Vec<RequestKind> = o.requests.iter().map(|r| r.kind).collect();
+    assert_eq!(plan.spent.total() as usize, kinds.len(), "the meter counts every call the server got: {kinds:?} against {:?}", plan.spent);
+}

@@ -45,6 +45,7 @@ fn evaluation(verdict: Verdict, summary: &str, remaining: &[&str], parse_ok: boo
         parse_ok,
         usage: Default::default(),
         question: Default::default(),
+        repairs: 0,
     }
 }
 
@@ -392,6 +393,7 @@ fn export_marks_continuations_and_verdicts_as_the_engines_not_the_persons() {
                     parse_ok: true,
                     usage: Default::default(),
                     question: Default::default(),
+                    repairs: 0,
                 },
                 EngineEvent::Continuation {
                     source: ContinuationSource::Evaluator,

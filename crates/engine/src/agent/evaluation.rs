@@ -120,6 +120,7 @@ impl Run {
             parse_ok: r.parse_ok,
             usage: r.usage,
             question,
+            repairs: r.calls.saturating_sub(1),
         })?;
         if question == EvaluationQuestion::Done && self.judges_whole() {
             let done = match said.verdict {

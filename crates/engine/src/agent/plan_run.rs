@@ -61,7 +61,7 @@ impl Run {
         let Some(result) = plan::make_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
         };
-        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage })?;
+        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage, repairs: result.calls.saturating_sub(1) })?;
         match result.plan {
             Ok(p) if p.is_single() => {
                 self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "one step is enough: running the task as one run".into() })?;
@@ -373,7 +373,7 @@ impl Run {
         let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
             return Err(Halt::Cancelled);
         };
-        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage })?;
+        self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage, repairs: result.calls.saturating_sub(1) })?;
         Ok(result.revision)
     }
 

@@ -138,7 +138,10 @@ impl PlanState {
                 (self.number, self.of) = (Some(*number), Some(*of));
             }
             EngineEvent::StepStarted { .. } if !self.concluded => self.spent.agent += 1,
-            EngineEvent::Evaluation { .. } if !self.concluded => self.spent.evaluator += 1,
+            EngineEvent::Evaluation { repairs, .. } if !self.concluded => self.spent.evaluator += 1 + repairs,
+            // The manager's repairs (its plan's, its revisions'); counted with the evaluator's,
+            // whose provider it uses.
+            EngineEvent::TokensSpent { repairs, .. } if !self.concluded && *repairs > 0 => self.spent.evaluator += repairs,
             EngineEvent::PlanStepFinished { index, end_reason, summary, output_data, decided_by } => {
                 if let Some(s) = self.steps.get_mut(*index) {
                     s.state = if step_done(*end_reason) { StepState::Done } else { StepState::Failed };
@@ -215,12 +218,23 @@ pub struct PlanFollower {
     state: Option<PlanState>,
     /// The plan as last handed over, so an event that leaves it as it was hands nothing.
     sent: Option<PlanState>,
+    /// Repairs of the manager's answer before its plan was made.
+    repairs_before: u32,
 }
 
 /// The types of the events a plan folds (`PlanFollower::fold` and `PlanState::apply`): a run
 /// reads only these to know its plan's budget at each agent step, not the session's whole log.
-pub const FOLDED_TYPES: &[&str] =
-    &["plan_created", "plan_reviewed", "plan_revised", "plan_step_started", "step_started", "evaluation", "plan_step_finished", "review_requested"];
+pub const FOLDED_TYPES: &[&str] = &[
+    "plan_created",
+    "plan_reviewed",
+    "plan_revised",
+    "plan_step_started",
+    "step_started",
+    "evaluation",
+    "tokens_spent",
+    "plan_step_finished",
+    "review_requested",
+];
 
 impl PlanFollower {
     /// The plan after `event`, when the event changed it.
@@ -239,10 +253,16 @@ impl PlanFollower {
                 let mut s = PlanState::new(steps, *mode);
                 s.awaiting_review = *awaiting_review;
                 s.budget_calls = *budget_calls;
-                // The manager's call that made the plan.
+                // The manager's call that made the plan, and its repairs, spent before there was
+                // a plan to count them.
                 s.spent.manager = 1;
+                s.spent.evaluator = std::mem::take(&mut self.repairs_before);
                 self.state = Some(s);
                 true
+            }
+            EngineEvent::TokensSpent { repairs, .. } if self.state.is_none() => {
+                self.repairs_before += repairs;
+                false
             }
             other => self.state.as_mut().is_some_and(|s| s.apply(other)),
         }

@@ -35,7 +35,7 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::ReviewResolved { .. }
         | EngineEvent::Evaluation { .. } => apply_request(conn, env, now_ms)?,
         EngineEvent::SessionCreated { task, .. } => search::index(conn, s, None, task)?,
-        EngineEvent::TokensSpent { source, usage } => add_usage(conn, s, run, *source, usage.input_tokens, usage.output_tokens, now_ms)?,
+        EngineEvent::TokensSpent { source, usage, .. } => add_usage(conn, s, run, *source, usage.input_tokens, usage.output_tokens, now_ms)?,
         EngineEvent::StepFinished { usage, .. } => {
             add_usage(conn, s, run, UsageSource::Agent, usage.input_tokens, usage.output_tokens, now_ms)?;
             search::index_pending(conn, s)?;

@@ -125,7 +125,7 @@ impl Run {
         if summary.trim().is_empty() {
             summary = evaluator::digest_within(&older, budget);
         }
-        self.emit(EngineEvent::TokensSpent { source: UsageSource::Compaction, usage })?;
+        self.emit(EngineEvent::TokensSpent { source: UsageSource::Compaction, usage, repairs: 0 })?;
         self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::Summary, source: None, text: Some(summary.clone()) })?;
         if all {
             apply_all(&mut self.history, &summary);
