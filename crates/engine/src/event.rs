@@ -678,6 +678,10 @@ fn person() -> DecidedBy {
     DecidedBy::Person
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod branch_kept_tests {
     use super::EngineEvent;
@@ -702,8 +706,4 @@ mod branch_kept_tests {
         let e: EngineEvent = serde_json::from_str(r#"{"type":"branch_kept","branch":"b","files":[],"why":"asked"}"#).unwrap();
         assert!(matches!(e, EngineEvent::BranchKept { why: BranchKeptWhy::Asked, .. }));
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
