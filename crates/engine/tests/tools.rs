@@ -212,3 +212,12 @@ async fn a_window_on_a_file_of_one_huge_line_is_cut_to_what_one_read_returns() {
     let out = read.call(&ctx(dir.path()), json!({"path": "data.min.json", "offset": 2, "limit": 1})).await;
     assert_eq!(out.content, "the second line", "the line after it is found");
 }
+
+#[tokio::test]
+async fn edit_file_on_a_folder_says_it_is_a_folder_not_a_file_of_the_wrong_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    let out = Toolbox::standard().get("edit_file").unwrap().call(&ctx(dir.path()), json!({"path": "src", "old_text": "a", "new_text": "b"})).await;
+    assert!(out.is_error);
+    assert!(!out.content.contains("UTF-8") && out.content.to_lowercase().contains("directory"), "{}", out.content);
+}

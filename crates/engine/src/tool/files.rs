@@ -354,8 +354,13 @@ impl Tool for EditFile {
             ));
         }
         let mut text = String::new();
-        if file.take(MAX_WRITE_BYTES as u64 + 1).read_to_string(&mut text).is_err() {
-            return ToolOutput::error(format!("{} is not a UTF-8 text file; it cannot be edited as text.", input.path));
+        match file.take(MAX_WRITE_BYTES as u64 + 1).read_to_string(&mut text) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return ToolOutput::error(format!("{} is not a UTF-8 text file; it cannot be edited as text.", input.path))
+            }
+            // A folder, a file it may not read: said as what it is, not as a file of the wrong kind.
+            Err(e) => return ToolOutput::error(format!("Could not read {}: {e}", input.path)),
         }
         // It grew past the limit while being read (a log appended to): written back, it would be cut.
         if text.len() > MAX_WRITE_BYTES {
