@@ -154,7 +154,7 @@ pub enum Error {
     InvalidSettings { field: &'static str, problem: String },
     #[error("the settings file could not be read ({0}): fix it or set it aside; your other data is untouched")]
     SettingsUnreadable(String),
-    #[error("{0}")]
+    #[error("{}", io_words(.0))]
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Storage(String),
@@ -205,6 +205,7 @@ impl Error {
         match self {
             Error::InvalidSettings { .. } => ErrorCode::InvalidSettings,
             Error::SettingsUnreadable(_) => ErrorCode::SettingsUnreadable,
+            Error::Io(e) if full(e) => ErrorCode::DiskFull,
             Error::Io(_) => ErrorCode::Io,
             Error::Storage(_) => ErrorCode::Storage,
             Error::DiskFull(_) => ErrorCode::DiskFull,
@@ -238,9 +239,33 @@ impl Serialize for Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A disk (or quota) that is full: the way forward is space, not a retry as it is.
+fn full(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded | std::io::ErrorKind::FileTooLarge)
+}
+
+/// An I/O error's words, with the way forward where there is one: a revert that met a full disk
+/// said only "No space left on device".
+fn io_words(e: &std::io::Error) -> String {
+    if full(e) {
+        format!("the disk is full ({e}): free some space, then do it again")
+    } else {
+        e.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ErrorCode;
+
+    #[test]
+    fn a_full_disk_met_anywhere_says_to_free_space_and_is_coded_so() {
+        let e = super::Error::from(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(e.code(), ErrorCode::DiskFull);
+        assert!(e.to_string().contains("free some space, then do it again"), "{e}");
+        let other = super::Error::from(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!((other.code(), other.to_string().contains("free")), (ErrorCode::Io, false));
+    }
 
     #[test]
     fn a_refused_key_is_auth_and_events_stored_as_provider_auth_still_read() {
