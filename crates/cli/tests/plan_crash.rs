@@ -19,6 +19,30 @@ extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
 
+/// `finishline run TASK --plan on --json`, its events read from its stdout.
+fn plan_run(task: &str, ws: &std::path::Path, url: &str, data: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["run", task, "--plan", "on", "--workspace"])
+        .arg(ws)
+        .args(["--base-url", url, "--model", "m", "--json", "--data-dir"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `finishline sessions resume ID --review approve`, to its end.
+fn resume_approving(sid: &SessionId, url: &str, data: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "resume", sid.as_str(), "--base-url", url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 fn scenario() -> fake_llm::Scenario {
     let steps: Vec<Value> = ["a", "b", "c"].iter().map(|f| json!({"title": format!("Write {f}.txt"), "instructions": format!("Write {f}.txt."), "criteria": [format!("{f}.txt exists")], "depends_on": []})).collect();
     let write = |f: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("{f}.txt"), "content": f}}]});
@@ -42,16 +66,7 @@ async fn a_plan_killed_in_step_two_resumes_at_step_two_and_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(["run", "write a.txt, b.txt and c.txt", "--plan", "on", "--workspace"])
-        .arg(&ws)
-        .args(["--base-url", &url, "--model", "m", "--json", "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = plan_run("write a.txt, b.txt and c.txt", &ws, &url, &data);
     let pid = child.id() as i32;
     let mut sid = None;
     // Read events until step 2 has started and its model request is out, then kill.
@@ -77,12 +92,7 @@ async fn a_plan_killed_in_step_two_resumes_at_step_two_and_finishes() {
     let sid = SessionId(sid.expect("the CLI printed the session"));
     assert!(std::fs::metadata(ws.join("a.txt")).is_ok(), "step 1 finished before the kill");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(["sessions", "resume", sid.as_str(), "--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = resume_approving(&sid, &url, &data);
     assert_eq!(out.status.code(), Some(0), "the resumed plan finishes and is approved: {}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);
@@ -121,16 +131,7 @@ async fn a_plan_killed_while_the_manager_revises_it_resumes_with_the_revision() 
     let dir = tempfile::tempdir().unwrap();
     let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(["run", "write a.txt and b.txt", "--plan", "on", "--workspace"])
-        .arg(&ws)
-        .args(["--base-url", &url, "--model", "m", "--json", "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = plan_run("write a.txt and b.txt", &ws, &url, &data);
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map_while(Result::ok);
     let sid = lines.find_map(|l| serde_json::from_str::<Value>(&l).ok()?["session_id"].as_str().map(String::from)).expect("the CLI printed the session");
     let t = std::time::Instant::now();
@@ -142,12 +143,7 @@ async fn a_plan_killed_while_the_manager_revises_it_resumes_with_the_revision() 
     let _ = child.wait();
     let sid = SessionId(sid);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_finishline"))
-        .args(["sessions", "resume", sid.as_str(), "--base-url", &url, "--model", "m", "--review", "approve", "--json", "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = resume_approving(&sid, &url, &data);
     assert_eq!(out.status.code(), Some(0), "the resumed plan finishes and is approved: {}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
     assert_eq!(store.session(&sid).unwrap().status, SessionStatus::Completed);

@@ -18,20 +18,6 @@ use finishline_engine::plan::state::PlanState;
 use serde_json::{json, Value};
 use support::harness::*;
 
-fn plan_json(steps: &[(&str, &str)]) -> String {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []}))
-        .collect();
-    json!({ "steps": steps }).to_string()
-}
-
-fn write(path: &str) -> Value {
-    json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": format!("{path} contents")}}]})
-}
-
-const THREE: [(&str, &str); 3] = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists")];
-
 /// Waits until the server has a request of `kind` whose text holds `text`, then cancels.
 async fn cancel_when_asked(h: &Harness, sid: &SessionId, kind: RequestKind, text: &str) {
     let t = std::time::Instant::now();
@@ -76,10 +62,10 @@ async fn a_plan_cancelled_while_the_manager_revises_it_goes_on_with_the_revision
             {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE)}},
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), blocked),
-            agent(json!({"last_message_contains": "This step: Write B.txt instead"}), write("B.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write B.txt instead"}), write_reply("B.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
         ])),
         Setup::default(),
     )
@@ -123,9 +109,9 @@ fn three_with_a_slow_final_check(extra: Vec<Value>) -> fake_llm::Scenario {
     list.extend(extra);
     list.extend([
         agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-        agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-        agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-        agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+        agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+        agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
     ]);
     rules(Value::Array(list))
 }
@@ -149,7 +135,7 @@ async fn a_plan_cancelled_in_its_final_check_is_checked_when_continued_not_worke
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_to_a_plan_stopped_after_its_last_step_reaches_that_step_then_the_whole_is_checked() {
-    let extra = vec![agent(json!({"last_message_contains": "also write d.txt"}), write("d.txt"))];
+    let extra = vec![agent(json!({"last_message_contains": "also write d.txt"}), write_reply("d.txt"))];
     let h = Harness::new(three_with_a_slow_final_check(extra), Setup::default()).await;
     let (sid, handle) = h.engine.start_task("write a.txt, b.txt and c.txt", &h.ws(), PlanMode::On).unwrap();
     cancel_when_asked(&h, &sid, RequestKind::Evaluator, "write a.txt, b.txt and c.txt").await;
@@ -176,7 +162,7 @@ async fn a_step_whose_file_was_already_there_is_not_done_by_its_file_check_alone
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "Rewrite notes.md as a bullet list."}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "- old\n- notes\n"}}]})),
             agent(json!({"last_message_contains": "This step: Rewrite notes.md"}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]})),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
             agent(json!({}), json!({"text": "Done! notes.md is a list now."})),
         ])),
         Setup::default(),
@@ -199,8 +185,8 @@ async fn the_last_steps_verdict_on_the_whole_request_sees_every_steps_files() {
             {"when": {"kind": "manager"}, "reply": {"text": plan_json(&two)}},
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         Setup::default(),
     )
@@ -220,9 +206,9 @@ async fn a_revision_that_spends_the_plans_last_call_leaves_no_call_for_the_new_s
             {"when": {"kind": "manager", "any_message_contains": "<failed"}, "reply": {"text": revision.to_string()}},
             {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE[..2])}},
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
             agent(json!({"any_message_contains": "This step: Write b.txt"}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]})),
-            agent(json!({}), write("B.txt")),
+            agent(json!({}), write_reply("B.txt")),
         ])),
         // A single run may make 2 agent calls and 1 evaluation: the plan may make 5 calls. The
         // manager's plan, step 1's call, step 2's two (its step limit), then the revision: 5.
@@ -255,8 +241,8 @@ async fn the_plans_meter_counts_every_call_made_a_repair_of_an_unusable_answer_t
             {"when": {"kind": "evaluator"}, "times": 1, "reply": {"text": "It looks done to me."}},
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         Setup::default(),
     )

@@ -17,14 +17,6 @@ use finishline_engine::plan::state::PlanState;
 use serde_json::{json, Value};
 use support::harness::*;
 
-fn plan_json(steps: &[(&str, &str)]) -> String {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []}))
-        .collect();
-    json!({ "steps": steps }).to_string()
-}
-
 fn manager(when: Value, text: String) -> Value {
     let mut w = when;
     w["kind"] = json!("manager");
@@ -36,12 +28,6 @@ fn evaluator_when(when: Value, reply: Value) -> Value {
     w["kind"] = json!("evaluator");
     json!({"when": w, "reply": reply})
 }
-
-fn write(path: &str) -> Value {
-    json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": format!("{path} contents")}}]})
-}
-
-const THREE: [(&str, &str); 3] = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists")];
 
 async fn start(h: &Harness, task: &str, mode: PlanMode) -> Outcome {
     let (sid, handle) = h.engine.start_task(task, &h.ws(), mode).unwrap();
@@ -79,9 +65,9 @@ async fn three_steps() -> Harness {
             manager(json!({}), plan_json(&THREE)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
         ])),
         Setup::default(),
     )
@@ -129,7 +115,7 @@ async fn auto_runs_a_short_task_at_once_and_a_longer_one_after_one_manager_call(
             manager(json!({}), plan_json(&[("Write new.txt", "new.txt exists")])),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({}), write("new.txt")),
+            agent(json!({}), write_reply("new.txt")),
         ])),
         Setup::default(),
     )
@@ -164,9 +150,9 @@ async fn a_step_that_stalls_is_replanned_with_a_cause_and_the_task_still_finishe
             evaluator_when(json!({"any_message_contains": "This step: Write b.txt"}), not_done_verdict(&["b.txt is missing"], "Write b.txt with write_file.")),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Create the second file"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Create the second file"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
             agent(json!({}), json!({"text": "I will get to b.txt in a moment, it is nearly ready."})),
         ])),
         Setup::default(),
@@ -236,7 +222,7 @@ async fn a_manager_answer_that_is_not_json_runs_the_task_as_one_run_and_says_so(
             manager(json!({}), "First I would look at the files, then write them.".to_string()),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({}), write("a.txt")),
+            agent(json!({}), write_reply("a.txt")),
         ])),
         Setup::default(),
     )
@@ -258,10 +244,10 @@ async fn cancel_in_step_two_then_continue_picks_up_step_two_without_redoing_step
             manager(json!({}), plan_json(&THREE)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
             {"when": {"kind": "agent", "last_message_contains": "This step: Write b.txt"}, "times": 1, "reply": {"text": "thinking about b.txt for a long while", "chunk_delay_ms": 400}},
-            agent(json!({"any_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"any_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
         ])),
         Setup::default(),
     )
@@ -310,9 +296,9 @@ async fn request_changes_after_a_plan_goes_to_the_manager_which_adds_steps_that_
             manager(json!({}), plan_json(&THREE[..2])),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write_reply("d.txt")),
         ])),
         Setup::default(),
     )
@@ -347,9 +333,9 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
             manager(json!({}), plan_json(&THREE)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write the notes"}), write("notes.txt")),
-            agent(json!({}), write("unexpected.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write the notes"}), write_reply("notes.txt")),
+            agent(json!({}), write_reply("unexpected.txt")),
         ])),
         Setup { review_plan: true, ..Setup::default() },
     )
@@ -391,9 +377,11 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
-    let h =
-        Harness::new(rules(json!([manager(json!({}), plan_json(&THREE)), agent(json!({}), write("a.txt"))])), Setup { review_plan: true, ..Setup::default() })
-            .await;
+    let h = Harness::new(
+        rules(json!([manager(json!({}), plan_json(&THREE)), agent(json!({}), write_reply("a.txt"))])),
+        Setup { review_plan: true, ..Setup::default() },
+    )
+    .await;
     let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
     assert_eq!(o.status, SessionStatus::AwaitingApproval);
     assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped, "Cancel answers a waiting plan");
@@ -411,9 +399,9 @@ async fn a_step_can_read_an_earlier_steps_log_when_the_summary_is_not_enough() {
             manager(json!({}), plan_json(&THREE[..2])),
             evaluator(done_verdict()),
             // Before the "Created" rule: step 1's log mentions it, and the step must still write b.txt.
-            agent(json!({"last_message_contains": "Step 1 (Write a.txt)"}), write("b.txt")),
+            agent(json!({"last_message_contains": "Step 1 (Write a.txt)"}), write_reply("b.txt")),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), json!({"tool_calls": [{"name": "session_log", "arguments": {"step": 1}}]})),
         ])),
         Setup::default(),
@@ -448,9 +436,9 @@ async fn a_final_check_that_finds_work_missing_replans_and_the_added_step_finish
             {"when": {"kind": "evaluator"}, "reply": not_done_verdict(&["c.txt is missing"], "Write c.txt."), "times": 1},
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
         ])),
         Setup::default(),
     )
@@ -498,14 +486,14 @@ async fn a_final_check_that_calls_the_work_done_with_a_review_comment_not_addres
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
             agent(json!({"last_message_contains": "Wrote"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
             // d.txt's step touches a.txt too, not as the comment asked.
             agent(
                 json!({"last_message_contains": "This step: Write d.txt"}),
                 json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "d.txt", "content": "apple, pear"}}, {"name": "write_file", "arguments": {"path": "a.txt", "content": "a.txt contents, again"}}]})
             ),
-            agent(json!({"last_message_contains": "This step: Write e.txt"}), write("e.txt")),
+            agent(json!({"last_message_contains": "This step: Write e.txt"}), write_reply("e.txt")),
             agent(json!({"last_message_contains": "This step: Fix a.txt"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]})),
         ])),
         Setup::default(),
@@ -578,8 +566,8 @@ async fn what_a_step_produced_reaches_the_later_steps_as_its_output_data() {
             evaluator_when(json!({"any_message_contains": "This step: Write a.txt"}), json!({"text": step_one.to_string()})),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         Setup::default(),
     )
@@ -625,7 +613,7 @@ async fn a_test_first_plan_finishes_verified_with_no_replan_each_step_judged_on_
             manager(json!({}), steps.to_string()),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created impl.txt"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write the failing test"}), write("test_x.txt")),
+            agent(json!({"last_message_contains": "This step: Write the failing test"}), write_reply("test_x.txt")),
             agent(
                 json!({"last_message_contains": "This step: Make it pass"}),
                 json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "impl.txt", "content": "ok"}}]})
@@ -671,10 +659,10 @@ async fn a_plan_whose_budget_ends_with_its_last_step_says_the_whole_request_was_
         rules(json!([
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
-            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write_reply("d.txt")),
         ])),
         // A single run may make 2 steps and no continuation, 3 calls: the plan may make 5, the
         // manager's and one for each step (their files decide them, without a model).
@@ -710,8 +698,8 @@ async fn a_plan_stopped_short_after_a_step_its_commands_decided_says_which_step(
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         five_calls(),
     )
@@ -740,11 +728,11 @@ async fn request_changes_after_a_plan_spent_its_budget_gives_the_added_steps_a_f
             manager(json!({"any_message_contains": "<feedback>"}), more.to_string()),
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
-            agent(json!({"last_message_contains": "This step: Write d.txt"}), write("d.txt")),
-            agent(json!({"last_message_contains": "This step: Write e.txt"}), write("e.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write d.txt"}), write_reply("d.txt")),
+            agent(json!({"last_message_contains": "This step: Write e.txt"}), write_reply("e.txt")),
         ])),
         // The plan may make 5 calls: the manager's and one per step spend it all.
         five_calls(),
@@ -773,8 +761,8 @@ async fn a_plan_stopped_short_says_its_last_verdict_was_on_a_step() {
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         // 5 calls: the manager's, the agent's at step 1 (its file decides it), then the agent's
         // two and the evaluator's at step 2: spent as step 2 is judged.
@@ -893,8 +881,8 @@ async fn a_step_check_on_a_named_pipe() {
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "do not hold yet"}), json!({"text": "The feed is a pipe; it cannot hold text."})),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write notes"}), write("notes.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write notes"}), write_reply("notes.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
         ])),
         Setup::default(),
     )
@@ -922,9 +910,9 @@ async fn a_claim_made_as_the_plans_budget_runs_out_is_answered_and_kept() {
         rules(json!([
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
             agent(json!({"last_message_contains": "This step: Write d.txt"}), claim("d.txt")),
         ])),
         // 5 calls: the manager's, then one of the agent's per step (the first three decided by
@@ -962,9 +950,9 @@ async fn a_step_whose_agent_only_says_it_is_done_is_judged_and_sent_back_not_rep
             manager(json!({}), plan_json(&THREE[..2])),
             evaluator(done_verdict()),
             talk_first,
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "a.txt"}), write("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "a.txt"}), write_reply("a.txt")),
         ])),
         Setup::default(),
     )
@@ -987,11 +975,11 @@ async fn a_step_continued_after_the_plans_budget_is_spent_makes_no_further_call(
         rules(json!([
             manager(json!({}), plan_json(&four)),
             evaluator(done_verdict()),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
-            agent(json!({"last_message_contains": "This step: Write c.txt"}), write("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write c.txt"}), write_reply("c.txt")),
             {"when": {"kind": "agent", "last_message_contains": "This step: Write d.txt"}, "reply": {"text": "thinking about d.txt for a long while", "chunk_delay_ms": 400}},
-            agent(json!({}), write("d.txt")),
+            agent(json!({}), write_reply("d.txt")),
         ])),
         // 5 calls: the manager's, then one per step; the fifth is step 4's, cancelled mid-answer.
         five_calls(),
@@ -1025,8 +1013,8 @@ async fn a_check_that_writes_a_file_after_the_last_verdict_does_not_hide_the_ver
             manager(json!({}), plan_json(&steps)),
             evaluator(done_verdict()),
             agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
-            agent(json!({"last_message_contains": "This step: Write a.txt"}), write("a.txt")),
-            agent(json!({"last_message_contains": "This step: Write b.txt"}), write("b.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
         Setup { verify_commands: vec!["echo locked > check.lock".into()], ..Setup::default() },
     )

@@ -15,7 +15,7 @@ use finishline_engine::judge::completion::CompletionConfig;
 use finishline_engine::provider::{ProviderConfig, RetryPolicy};
 use finishline_engine::store::Store;
 use finishline_engine::ProviderKind;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub struct Harness {
     pub server: FakeServer,
@@ -267,3 +267,20 @@ pub fn not_done_verdict(remaining: &[&str], prompt: &str) -> Value {
 pub fn no_announcement() -> Value {
     serde_json::json!({"text": r#"{"announced_action_not_taken": false, "action": ""}"#})
 }
+
+/// A manager's plan as it answers one: each step a title and one criterion.
+pub fn plan_json(steps: &[(&str, &str)]) -> String {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(title, criterion)| json!({"title": title, "instructions": format!("{title}."), "criteria": [criterion], "depends_on": []}))
+        .collect();
+    json!({ "steps": steps }).to_string()
+}
+
+/// An agent's reply that writes `path` with "`path` contents".
+pub fn write_reply(path: &str) -> Value {
+    json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": format!("{path} contents")}}]})
+}
+
+/// Three steps, each writing a file its criterion names.
+pub const THREE: [(&str, &str); 3] = [("Write a.txt", "a.txt exists"), ("Write b.txt", "b.txt exists"), ("Write c.txt", "c.txt exists")];
