@@ -51,6 +51,11 @@ interface Props {
   onKeyPending?: (save: (() => Promise<boolean>) | null) => void;
 }
 
+/** Where a failed Test connection sends the eye: the server's address when nothing answers
+ * there (or nothing is served at it), the key when the provider refused it. */
+const FIELD_TO_CHECK: Record<string, string> = { provider_unreachable: "provider-base-url", provider_not_found: "provider-base-url", auth: "key-input" };
+const MARKED_BY_TEST = ["provider-base-url", "key-input"];
+
 export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
   const [presets, setPresets] = useState<ProviderPreset[]>([]);
   const [keys, setKeys] = useState<KeyStatus | null>(null);
@@ -101,9 +106,21 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
   };
 
   const testButton = useRef<HTMLButtonElement>(null);
+  const section = useRef<HTMLFieldSetElement>(null);
+  /** The field a failed test points at, marked until it is edited or the next test. */
+  const markFor = (code: string | null) => {
+    const at = (id: string) => section.current?.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+    for (const id of MARKED_BY_TEST) at(id)?.removeAttribute("aria-invalid");
+    const id = code === null ? null : FIELD_TO_CHECK[code];
+    const input = id ? at(id) : null;
+    if (!input) return;
+    input.setAttribute("aria-invalid", "true");
+    input.addEventListener("input", () => input.removeAttribute("aria-invalid"), { once: true });
+  };
   const test = async () => {
     setReport(null);
     setFilled(null);
+    markFor(null);
     // What Save would refuse is said the same way, without a round trip.
     const badUrl = badBaseUrl(p.base_url);
     if (badUrl) {
@@ -124,6 +141,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
     } catch (e) {
       const err = e as AppError;
       setReport({ ok: false, code: err.code, message: err.code === "invalid_settings" ? settingsErrorInWords(err.message) : err.message });
+      markFor(err.code);
     } finally {
       setTesting(false);
     }
@@ -160,7 +178,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
   useEffect(() => onKeyPending?.(typed ? () => savePending.current() : null), [typed, onKeyPending]);
 
   return (
-    <fieldset className="panel">
+    <fieldset className="panel" ref={section}>
       <legend>Provider</legend>
       <div className="presets" role="group" aria-label="Provider presets" data-testid="presets">
         {presets.map((x) => (

@@ -150,6 +150,25 @@ describe("Settings, more", () => {
     expect(report).not.toHaveTextContent("provider.api_key_env");
   });
 
+  it("Test connection marks the field to look at: the Base URL for a server not there, the key for a key refused", async () => {
+    let refusal = { code: "provider_unreachable", message: "Nothing answers at http://127.0.0.1:8081/v1 (connection refused). Check the base URL and that the server is running." };
+    mockIPC((cmd) => {
+      if (cmd === "test_connection") throw refusal;
+    });
+    render(<SettingsScreen view={view({ base_url: "http://127.0.0.1:8081/v1", model: "m" }, true)} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("test-connection"));
+    await screen.findByTestId("connection-report");
+    expect(screen.getByTestId("provider-base-url")).toHaveAttribute("aria-invalid", "true");
+    await user.type(screen.getByTestId("provider-base-url"), "0");
+    expect(screen.getByTestId("provider-base-url"), "editing the field clears the mark").not.toHaveAttribute("aria-invalid");
+    refusal = { code: "auth", message: "The provider refused the API key (401): bad key. Check the key, or the environment variable it comes from." };
+    await user.click(screen.getByTestId("test-connection"));
+    await screen.findByText(/refused the API key/);
+    expect(screen.getByTestId("provider-base-url")).not.toHaveAttribute("aria-invalid");
+    expect(screen.getByTestId("key-input")).toHaveAttribute("aria-invalid", "true");
+  });
+
   it("Test connection of a URL with a port past 65535 says so before asking anything", async () => {
     let asked = false;
     mockIPC((cmd) => {
