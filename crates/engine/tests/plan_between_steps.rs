@@ -97,6 +97,42 @@ async fn a_plan_cancelled_while_the_manager_revises_it_goes_on_with_the_revision
     assert!(!whole_history, "no agent call is made over the whole session's history");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_to_a_plan_stopped_while_the_manager_revised_it_shapes_the_revision() {
+    let revision = json!({"cause": "b.txt is locked", "steps": [
+        {"title": "Write B.txt instead", "instructions": "Write B.txt.", "criteria": ["B.txt exists"], "depends_on": []}
+    ]});
+    let blocked = json!({"tool_calls": [{"name": "complete_task", "arguments": {"status": "blocked", "summary": "b.txt is locked", "original_request_summary": "write files", "remaining_work": "b.txt"}}]});
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager", "any_message_contains": "<failed"}, "times": 1, "reply": {"text": revision.to_string(), "first_frame_delay_ms": 30000}},
+            {"when": {"kind": "manager", "any_message_contains": "<failed"}, "reply": {"text": revision.to_string()}},
+            {"when": {"kind": "manager"}, "reply": {"text": plan_json(&THREE[..2])}},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), blocked),
+            agent(json!({"last_message_contains": "This step: Write B.txt instead"}), write_reply("B.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt and b.txt", &h.ws(), PlanMode::On).unwrap();
+    cancel_when_asked(&h, &sid, RequestKind::Manager, "<failed").await;
+    finished(&h, handle, &sid).await;
+
+    let o = finished(&h, h.engine.send_message(&sid, "call it B.txt instead, please").unwrap(), &sid).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the plan went on to its review");
+    let revisions: Vec<_> = o.requests.iter().filter(|r| r.kind == RequestKind::Manager && r.all_text.contains("<failed")).collect();
+    assert!(revisions.last().unwrap().all_text.contains("call it B.txt instead, please"), "the person's words reach the manager revising the plan");
+    let step_b = o.requests.iter().filter(|r| r.kind == RequestKind::Agent && r.all_text.contains("This step: Write b.txt")).count();
+    assert_eq!(step_b, 1, "the failed step is not run again");
+    assert!(h.read("B.txt").is_some());
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::MessageCreated { role: MessageRole::User, text: Some(t), .. } if t == "call it B.txt instead, please")),
+        "the words are kept as the person's"
+    );
+}
+
 fn three_with_a_slow_final_check(extra: Vec<Value>) -> fake_llm::Scenario {
     let mut list = vec![
         {

@@ -19,6 +19,8 @@ export function activityText(activity: { phase: string; detail: string }, clock?
   // queued task waits for its turn, not for the person.
   // ("a question for you" is how sessions recorded before said "your answer to its question").
   if (activity.phase === "waiting") return activity.detail && activity.detail !== "you" && activity.detail !== "a question for you" ? `Waiting for ${activity.detail}` : PHASE.waiting;
+  // The plan's own moves between steps ("revising the plan after step 2"): said, not "Thinking".
+  if (activity.detail && activity.phase === "thinking") return sentence(activity.detail);
   const label = PHASE[activity.phase] ?? activity.phase;
   if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
   // The engine's detail is a whole phrase saying how many files are being recorded.

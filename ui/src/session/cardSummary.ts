@@ -112,6 +112,9 @@ function phrases(tool: string, input: Input, output: string | undefined): [strin
     case "ask_user":
       return ["Asking you", "Asked you a question"];
     case "complete_task":
+      // Its status says what is reported: done, part of it, or that the agent is blocked.
+      if (str(input.status) === "blocked") return ["Reporting it is blocked", "Reported it is blocked"];
+      if (str(input.status) === "partial") return ["Reporting part of the task done", "Reported part of the task done"];
       return ["Reporting the task complete", "Reported the task complete"];
     default: {
       // MCP tools are `server__tool`.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { activityText } from "../session/activity";
 import { editDiff, outputTail, summarizeTool, repeatedInWords } from "../session/cardSummary";
 
 describe("a collapsed tool card says what happened", () => {
@@ -11,6 +12,12 @@ describe("a collapsed tool card says what happened", () => {
     expect(summarizeTool("edit_file", kept, "done").text).toBe("Edited greet.py (−0 +4)");
     const middle = { path: "a.txt", old_text: "one\ntwo\nthree\nfour", new_text: "one\n2\nthree\nfour\nfive" };
     expect(summarizeTool("edit_file", middle, "done").text).toBe("Edited a.txt (−1 +2)");
+  });
+
+  it("a completion report says what it reports: done, part of it, or blocked", () => {
+    expect(summarizeTool("complete_task", { status: "success", summary: "done" }, "done").text).toBe("Reported the task complete");
+    expect(summarizeTool("complete_task", { status: "blocked", summary: "locked", remaining_work: "b.txt" }, "done").text).toBe("Reported it is blocked");
+    expect(summarizeTool("complete_task", { status: "partial", summary: "half" }, "done").text).toBe("Reported part of the task done");
   });
 
   it("reads say which lines; commands say the exit code and how long they took", () => {
@@ -73,5 +80,13 @@ describe("what a stuck run repeated, in words", () => {
     expect(repeatedInWords('console.log({"a":1}) again')).toBe('console.log({"a":1}) again');
     expect(repeatedInWords('write_file({"path":"a.txt","content":"aaaa…')).toBe('write_file({"path":"a.txt","content":"aaaa…');
     expect(repeatedInWords("")).toBe("");
+  });
+});
+
+describe("the status line", () => {
+  it("says the plan's own moves between steps, not Thinking", () => {
+    expect(activityText({ phase: "thinking", detail: "revising the plan after step 2" }, { chars: 10, finishedAt: 5 })).toBe("Revising the plan after step 2");
+    expect(activityText({ phase: "thinking", detail: "" }, { chars: 10, finishedAt: 5 })).toBe("Thinking");
+    expect(activityText({ phase: "thinking", detail: "revising the plan after step 2" }, { chars: 0 }), "a model step under way says so").toBe("Waiting for the model");
   });
 });

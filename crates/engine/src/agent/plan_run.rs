@@ -166,13 +166,21 @@ impl Run {
         };
         let mut state = self.plan_state()?;
         state.apply(&finished);
-        self.move_on(state, current, ending, Some((run_finished, finished))).await
+        self.move_on(state, current, ending, Some((run_finished, finished)), None).await
     }
 
     /// What follows a finished step: the next step, the final check, a revision or the review.
     /// `end`: the step's end (its run's and the plan's), stored with the move; `None` when it was
     /// stored before, by a run stopped before it made the move.
-    async fn move_on(&mut self, state: PlanState, current: StepRun, ending: StepEnding, end: Option<(EngineEvent, EngineEvent)>) -> Result<(), Halt> {
+    /// `note`: the person's words for a revision, sent while the plan was stopped.
+    async fn move_on(
+        &mut self,
+        state: PlanState,
+        current: StepRun,
+        ending: StepEnding,
+        end: Option<(EngineEvent, EngineEvent)>,
+        note: Option<String>,
+    ) -> Result<(), Halt> {
         let (run_finished, finished): (Vec<EngineEvent>, Vec<EngineEvent>) = end.into_iter().unzip();
         let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
         let last = state.next_pending().is_none();
@@ -201,7 +209,7 @@ impl Run {
                 self.emit_all(finished)?;
                 self.final_check(state, ending).await?;
             }
-            PlanMove::Replan => self.replan(state, current, ending, run_finished.into_iter().chain(finished).collect()).await?,
+            PlanMove::Replan => self.replan(state, current, ending, run_finished.into_iter().chain(finished).collect(), note).await?,
             PlanMove::Review(end_reason) => {
                 self.emit_all(finished)?;
                 self.plan_review(&state, end_reason, ending)?;
@@ -215,7 +223,8 @@ impl Run {
     /// the move that follows was made) goes on with that move, made again from the step's stored
     /// end: the revision, the final check or the review. Never an ordinary run over the whole
     /// session, which would leave the plan's later steps unrun.
-    pub(super) async fn go_on_after_step(&mut self) -> Result<(), Halt> {
+    /// `note`: the person's words sent there, for the revision of a failed step.
+    pub(super) async fn go_on_after_step(&mut self, note: Option<String>) -> Result<(), Halt> {
         let Some(current) = self.plan_step.clone() else { return Ok(()) };
         let state = self.plan_state()?;
         let end_reason = state.steps[current.index].end_reason.unwrap_or(EndReason::Failed);
@@ -239,7 +248,7 @@ impl Run {
             })
             .unwrap_or_default();
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("going on with the plan after step {}", current.number) })?;
-        self.move_on(state, current, StepEnding { end_reason, claim, claim_words: None, remaining, stuck }, None).await
+        self.move_on(state, current, StepEnding { end_reason, claim, claim_words: None, remaining, stuck }, None, note).await
     }
 
     /// After the last step: one evaluation of the whole request, then the review. Work the
@@ -255,7 +264,7 @@ impl Run {
                 let current = self.plan_step.clone().expect("a plan step");
                 let failing = StepEnding { end_reason: EndReason::ClaimedPartial, remaining: vec![format!("make `{}` pass", f.command)], ..ending };
                 return match ledger.after_step(EndReason::ClaimedPartial, true) {
-                    PlanMove::Replan => self.replan(state, current, failing, vec![]).await,
+                    PlanMove::Replan => self.replan(state, current, failing, vec![], None).await,
                     _ => Ok(self.plan_review(&state, EndReason::PlanFailed, failing)?),
                 };
             }
@@ -277,7 +286,7 @@ impl Run {
                 let current = self.plan_step.clone().expect("a plan step");
                 let failing = StepEnding { end_reason: EndReason::ClaimedPartial, remaining: outcome.remaining.clone(), ..ending };
                 match ledger.after_step(EndReason::ClaimedPartial, true) {
-                    PlanMove::Replan => self.replan(state, current, failing, vec![]).await?,
+                    PlanMove::Replan => self.replan(state, current, failing, vec![], None).await?,
                     _ => self.plan_review(&state, EndReason::PlanFailed, failing)?,
                 }
             }
@@ -287,7 +296,14 @@ impl Run {
 
     /// The manager names the cause and revises the steps from the failed one on; the run of
     /// the first new step follows.
-    async fn replan(&mut self, mut state: PlanState, failed: StepRun, ending: StepEnding, mut before: Vec<EngineEvent>) -> Result<(), Halt> {
+    async fn replan(
+        &mut self,
+        mut state: PlanState,
+        failed: StepRun,
+        ending: StepEnding,
+        mut before: Vec<EngineEvent>,
+        note: Option<String>,
+    ) -> Result<(), Halt> {
         if !before.is_empty() {
             // The step's end is recorded before the manager is asked, so it shows while it thinks.
             self.emit_all(std::mem::take(&mut before))?;
@@ -305,6 +321,7 @@ impl Run {
             later: state.steps.iter().skip(failed.index + 1).filter(|s| s.state == StepState::Pending).map(|s| s.step.clone()).collect(),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: None,
+            note,
             calls_left: self.calls_left(&state),
         };
         let revision = match self.ask_for_revision(&input).await? {
@@ -352,6 +369,16 @@ impl Run {
         });
         self.end_step(StepEnding { end_reason: EndReason::PlanBudgetSpent, claim, claim_words, remaining, stuck: None }).await?;
         Ok(true)
+    }
+
+    /// Whether the plan stopped after a failed step that the manager will revise: the person's
+    /// words sent there go to that revision, not to the failed step's agent again.
+    pub(super) fn revision_pending(&self) -> crate::Result<bool> {
+        let Some(step) = &self.plan_step else { return Ok(false) };
+        let state = self.plan_state()?;
+        let failed = state.steps.get(step.index).is_some_and(|s| s.state == StepState::Failed);
+        let budget_left = state.budget_calls.is_none_or(|b| state.spent.total() < b);
+        Ok(failed && budget_left && state.replans() < crate::plan::ledger::MAX_REPLANS)
     }
 
     /// The calls left of the plan's budget when a fifth or less is left: the manager is told to

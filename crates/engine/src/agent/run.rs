@@ -412,7 +412,15 @@ impl Run {
                 // move. The person's words: this step takes them up again, in its conversation,
                 // and the plan moves on when it ends.
                 if start.user_message.is_none() && start.continuation.is_none() {
-                    return match self.go_on_after_step().await {
+                    return match self.go_on_after_step(None).await {
+                        Ok(()) => Ok(()),
+                        Err(h) => self.halted(h),
+                    };
+                }
+                // Stopped while the manager was to revise a failed step: the words shape the revision.
+                if let (Some(msg), None, true) = (&start.user_message, &start.continuation, self.revision_pending()?) {
+                    self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg.clone()) })?;
+                    return match self.go_on_after_step(Some(msg.clone())).await {
                         Ok(()) => Ok(()),
                         Err(h) => self.halted(h),
                     };
