@@ -11,9 +11,9 @@
 // "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
-// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "trickled_answer" | "endless_line", "usage": {inputTokens, outputTokens}? }. "hang" never
+// | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "trickled_answer" | "endless_line" | "pester", "usage": {inputTokens, outputTokens}? }. "hang" never
 // ends the turn until cancelled; "deaf" ignores the cancel too and goes on editing (a line in
-// edits.log every 100 ms). A permission may list its own "options" ([{optionId, name, kind}]).
+// edits.log every 100 ms); "pester" ignores it and asks to run a command every 100 ms. A permission may list its own "options" ([{optionId, name, kind}]).
 // With "children": true the agent starts a child of its own (`sleep`) at once, as real agents
 // start the CLI they drive; both pids go to pids.log ({agent, child}). With "escaped_child":
 // true it also starts one in a session of its own (as `setsid` or a daemon's double fork does),
@@ -125,6 +125,25 @@ async function prompt(id, params) {
     case "deaf":
       setInterval(() => log("edits.log", "edit\n"), 100);
       return;
+    case "pester":
+      // Deaf to the cancel, and it keeps asking to run a command, every 100 ms, whatever the
+      // answer: each answer goes to permissions.log.
+      for (let n = 1; ; n++) {
+        const pid = nextId++;
+        const toolCallId = `pester-${n}`;
+        send({ method: "session/update", params: { sessionId, update: { sessionUpdate: "tool_call", toolCallId, title: "bash", status: "pending" } } });
+        send({
+          id: pid,
+          method: "session/request_permission",
+          params: { sessionId, toolCall: { toolCallId, title: "bash", rawInput: { command: `echo ${n}` } }, options: [
+            { optionId: "yes", name: "Allow", kind: "allow_once" },
+            { optionId: "no", name: "Reject", kind: "reject_once" },
+          ] },
+        });
+        const answer = await new Promise((r) => waiting.set(pid, r));
+        log("permissions.log", (answer?.outcome?.outcome === "selected" ? answer.outcome.optionId : "cancelled") + "\n");
+        await new Promise((r) => setTimeout(r, 100));
+      }
     case "garbage":
       process.stdout.write("{this is not json\n");
       return send({ id, result: { stopReason: "end_turn", usage: t.usage } });

@@ -372,6 +372,61 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
 }
 
+/// An agent deaf to the cancel that keeps asking to run commands: none of them is allowed once
+/// the person cancelled (not even with every tool allowed), nobody is asked about them, and its
+/// asking does not keep the stopped turn alive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_keeps_asking_after_the_cancel_is_refused_and_stopped() {
+    let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Running commands, and I will not stop")], "end": "pester"}]}));
+    let permissions = finishline_engine::agent::PermissionPolicy { allow_all: true, ..Default::default() };
+    let h = Harness::new(
+        rules(json!([evaluator(done_verdict())])),
+        Setup { external: Some(s.agent.clone()), permissions, step_limit: Duration::from_secs(60), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("Run echo until told to stop", &h.ws()).unwrap();
+    first_text(&h, &sid).await;
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !s.log("permissions.log").contains("yes") && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (agent, _) = pids(&s);
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
+    let allowed_before = s.log("permissions.log").lines().filter(|l| *l == "yes").count();
+    assert!(allowed_before > 0, "with every tool allowed, its commands ran before the cancel");
+    tokio::time::timeout(Duration::from_secs(15), handle).await.expect("the cancel ends the run however the agent goes on asking").unwrap();
+    assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
+    assert!(group_gone(agent, Duration::from_secs(10)).await, "the agent is ended");
+    let answers = s.log("permissions.log");
+    // One ask may have been answered in the instant between the check and the cancel.
+    assert!(answers.lines().filter(|l| *l == "yes").count() <= allowed_before + 1, "nothing it asked after the cancel was allowed: {answers}");
+    assert!(answers.lines().count() > allowed_before + 1, "it did ask after the cancel, and was refused: {answers}");
+    let asked = h.outcome(&sid).events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
+    assert_eq!(asked, 0, "with every tool allowed nobody was asked, before or after");
+}
+
+/// The same agent after the person denied its command: the denial stops its turn, and the person
+/// is not asked again about what it goes on asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_keeps_asking_after_a_denial_does_not_ask_the_person_again() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Running commands")], "end": "pester"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let request = loop {
+        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
+            break request_id;
+        }
+    };
+    h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap();
+    tokio::time::timeout(Duration::from_secs(15), handle).await.expect("the denial ends the turn however the agent goes on asking").unwrap();
+    let o = h.outcome(&sid);
+    let asked = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
+    assert_eq!(asked, 1, "the person was asked once, about the command they denied");
+    let answers = s.log("permissions.log");
+    assert!(answers.lines().count() > 1 && !answers.contains("yes"), "what it asked after the denial was refused: {answers}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_timeout_of_an_agent_that_ignores_cancel_is_reported_as_a_step_timeout_and_ends_its_group() {
     let s = Scripted::new(json!({"children": true, "turns": [{"updates": [text("Working")], "end": "deaf"}]}));

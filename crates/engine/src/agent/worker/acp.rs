@@ -461,6 +461,10 @@ impl Run {
                     match m {
                         None => rx_open = false,
                         Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                        // Once the turn is being stopped (cancelled, timed out, denied), an
+                        // agent deaf to session/cancel may go on asking: nothing more is
+                        // allowed and nobody is asked, and its asking does not put off the end.
+                        Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) if halt.is_some() => refuse_late(ask),
                         // The agent waits for the person: what streamed so far is shown first,
                         // and a denial or cancel stops its turn.
                         Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) => {
