@@ -19,6 +19,10 @@ pub type ExitStatus = (Option<u32>, Option<String>);
 /// The most output kept when the agent sets no limit.
 const DEFAULT_LIMIT: usize = 1024 * 1024;
 
+/// How long the output pipes are read after the command exits before its end is reported: what
+/// is left in them then is read in a moment, unless something else still writes there.
+const DRAIN: std::time::Duration = std::time::Duration::from_millis(250);
+
 struct Term {
     output: Mutex<(String, bool)>,
     limit: usize,
@@ -129,9 +133,12 @@ impl Terminals {
         .collect();
         tokio::spawn(async move {
             let status = child.wait().await;
-            // The output is complete once both pipes are read to their end.
+            // What it wrote before it exited is read first. A process it left running in the
+            // background (`server &`) holds the pipes open for as long as it lives: the command
+            // has still ended, and the readers go on keeping what that process writes later.
+            let drained = tokio::time::Instant::now() + DRAIN;
             for r in readers {
-                let _ = r.await;
+                let _ = tokio::time::timeout_at(drained, r).await;
             }
             let exit = match status {
                 Ok(s) => {
@@ -231,5 +238,25 @@ mod tests {
         assert_eq!(status, (None, Some("SIGKILL".into())));
         terms.release(&id).unwrap();
         assert!(terms.output(&id).is_err(), "a released terminal is gone");
+    }
+
+    /// A command that starts a server in the background and exits (`server & echo started`):
+    /// the background process still holds the output pipes, yet the agent learns at once that
+    /// the command ended, with what it wrote, and output written later is still kept.
+    #[tokio::test]
+    async fn a_command_that_leaves_a_background_process_is_reported_ended_when_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let terms = Terminals::new(dir.path(), &[], ProcessGroups::unrecorded());
+        let id = terms.create("sh", &["-c".into(), "(sleep 1; echo later; sleep 30) & echo started".into()], &[], None, None).unwrap();
+        let status = tokio::time::timeout(std::time::Duration::from_secs(5), terms.wait(&id))
+            .await
+            .expect("its exit is reported while the background process runs")
+            .unwrap();
+        assert_eq!(status, (Some(0), None));
+        let (out, _, exit) = terms.output(&id).unwrap();
+        assert_eq!((out.as_str(), exit), ("started\n", Some((Some(0), None))), "what it wrote before it exited is there");
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert_eq!(terms.output(&id).unwrap().0, "started\nlater\n", "what the background process writes afterwards is kept too");
+        terms.release(&id).unwrap();
     }
 }
