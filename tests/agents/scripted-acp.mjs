@@ -8,7 +8,7 @@
 // The script: { "auth": true | "terminal" | "key" | "agent", "initialize": "ok" | "exit", "initialize_delay_ms"?, "startup_write": {path, content}?
 // (written into the cwd as the process starts, as OpenCode rewrites its config), "turns": [TURN, ...] }, where a turn
 // is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
-// "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
+// "noise": [line, ...]? (printed raw on stdout first), "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
 // | "exit" | "hang" | "deaf" | "garbage" | "garbled_answer" | "unfinished_answer" | "trickled_answer" | "endless_line" | "pester", "usage": {inputTokens, outputTokens}? }. "hang" never
@@ -19,7 +19,7 @@
 // true it also starts one in a session of its own (as `setsid` or a daemon's double fork does),
 // outside its process group, whose pid goes to pids.log as "escaped". Turns are used in
 // order; the last one repeats. Every prompt's text is appended to prompts.log, each permission
-// answer to permissions.log and each cancel to cancel.log, in $SCRIPTED_ACP_LOGS (else the cwd).
+// answer to permissions.log and each cancel to cancel.log, each error the client sends back to client-errors.log, in $SCRIPTED_ACP_LOGS (else the cwd).
 // Logging in: with "auth": true every session/new asks for a login (a method without a type);
 // "terminal" offers `<this command> --login` (which logs in and exits 0), "key" wants
 // SCRIPTED_KEY=sk-scripted in its environment, "agent" logs in when asked with `authenticate`.
@@ -62,6 +62,8 @@ async function prompt(id, params) {
   const t = script.turns[Math.min(turn, script.turns.length - 1)];
   turn += 1;
   const sessionId = params.sessionId;
+  // Lines that are no ACP message on stdout (a log line, a blank line), as some CLIs print.
+  for (const line of t.noise ?? []) process.stdout.write(line + "\n");
   for (const update of t.updates ?? []) {
     send({ method: "session/update", params: { sessionId, update } });
     await new Promise((r) => setTimeout(r, t.delay_ms ?? 5));
@@ -214,6 +216,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
 });
 
 function answer(msg) {
+  // An error the client sent back about something the agent wrote.
+  if (msg.id === null && msg.error) log("client-errors.log", JSON.stringify(msg) + "\n");
   if (msg.id !== undefined && !msg.method) {
     waiting.get(msg.id)?.(msg.result ?? { error: msg.error });
     waiting.delete(msg.id);

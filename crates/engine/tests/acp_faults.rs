@@ -114,6 +114,21 @@ async fn broken_json_rpc_from_the_agent_does_not_lose_the_turn() {
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("All of it is done"))), "the agent's text before the bad line is kept");
 }
 
+/// Log lines and blank lines an agent prints on stdout are no ACP message: they are set aside
+/// (the last one kept to quote), never answered with a parse error that hands the agent its own
+/// line back, and the turn around them counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_log_lines_on_stdout_are_set_aside_not_answered() {
+    let noise = json!(["Starting language server on :4096", "", "   ", "[info] model warmed up", "\u{1b}[32mready\u{1b}[0m"]);
+    let s =
+        Scripted::new(json!({"turns": [{"noise": noise, "updates": [text("All of it is done and checked.")], "write": {"path": "out.txt", "content": "x"}}]}));
+    let h = harness(&s, json!([evaluator(done_verdict()), {"when": {}, "reply": no_announcement()}]), Duration::from_secs(60)).await;
+    let o = h.run("Write out.txt").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "{:?}", error_of(&o));
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("All of it is done"))), "the turn's words count");
+    assert_eq!(s.log("client-errors.log"), "", "no line of the agent's was sent back to it as an error");
+}
+
 /// A message without end (a runaway dump on stdout, a binary by mistake) would be held whole in
 /// memory until the app or the CLI was killed: past 64 MB the agent is given up on, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,7 @@
 //! Lines on the agent's stdout that are no ACP message: a log line printed to stdout, or an
-//! answer written broken. The protocol's reader skips them, as it should, but a skipped answer
+//! answer written broken. A line that cannot start a message (no `{` first) is set aside here,
+//! so the protocol's reader never answers it with a parse error carrying the line back to the
+//! agent; one that starts as a message but is broken, the reader skips. A skipped answer
 //! leaves its turn looking silent until the step limit; the last such line is kept so that the
 //! run can quote it then, and the person learns the agent is at fault, not a slow model. So is a
 //! line the agent left without its end: a turn silent that long will not see it finished. A line
@@ -20,9 +22,13 @@ const CHECKED: usize = 64 << 10;
 /// How much of a stray line is quoted.
 const QUOTED: usize = 200;
 
-/// The agent's stdout, passed through untouched, with the last line that is no JSON object kept.
+/// The agent's stdout with the lines that cannot be a message set aside, and the last line
+/// that is no JSON object kept.
 pub struct StrayLines<R> {
     inner: R,
+    /// Whether the line being read goes on to the protocol's reader: `None` until its first
+    /// byte that is not white space says (a `{`, as every message starts, or not).
+    passing: Option<bool>,
     /// The line so far, up to [`CHECKED`] bytes.
     line: Vec<u8>,
     /// Its length, and its last byte that is not white space.
@@ -90,7 +96,7 @@ impl Stray {
 impl<R> StrayLines<R> {
     pub fn new(inner: R) -> (Self, Stray) {
         let stray = Stray::default();
-        (StrayLines { inner, line: Vec::new(), len: 0, last: None, stray: stray.clone() }, stray)
+        (StrayLines { inner, passing: None, line: Vec::new(), len: 0, last: None, stray: stray.clone() }, stray)
     }
 
     fn look(&mut self, bytes: &[u8]) {
@@ -152,14 +158,53 @@ fn quote(line: &[u8], cut: bool) -> String {
     quoted
 }
 
+impl<R> StrayLines<R> {
+    /// Keeps, in place, the bytes of `read` that go on to the protocol's reader, and returns how
+    /// many. A line whose first byte that is not white space is no `{` (a log line, a blank
+    /// line) goes no further: the reader would answer each with a parse error that hands the
+    /// agent its own line back, a line the agent may not expect on its stdin. So does white space
+    /// before a message, which JSON allows anyway.
+    fn pass_on(&mut self, read: &mut [u8]) -> usize {
+        let mut kept = 0;
+        for i in 0..read.len() {
+            let b = read[i];
+            let pass = match self.passing {
+                Some(pass) => pass,
+                None if b.is_ascii_whitespace() => false,
+                None => *self.passing.insert(b == b'{'),
+            };
+            if b == b'\n' {
+                self.passing = None;
+            }
+            if pass {
+                read[kept] = b;
+                kept += 1;
+            }
+        }
+        kept
+    }
+}
+
 impl<R: AsyncRead + Unpin> AsyncRead for StrayLines<R> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(()))) {
+        loop {
+            let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+            if !matches!(polled, Poll::Ready(Ok(()))) {
+                return polled;
+            }
+            let read = buf.filled().len() - before;
+            if read == 0 {
+                return polled;
+            }
             self.look(&buf.filled()[before..]);
+            let kept = self.pass_on(&mut buf.filled_mut()[before..]);
+            buf.set_filled(before + kept);
+            // A read that was all set aside is no end of the stream: read on.
+            if kept > 0 {
+                return polled;
+            }
         }
-        polled
     }
 }
 
@@ -177,10 +222,43 @@ mod tests {
 
     async fn stray_of(wire: &str) -> Option<String> {
         let (mut tap, stray) = StrayLines::new(wire.as_bytes());
+        tap.read_to_string(&mut String::new()).await.unwrap();
+        stray.take_at(later(), WITHIN).map(|l| l.quoted().to_owned())
+    }
+
+    async fn passed_on(wire: &[u8], read_size: usize) -> String {
+        let (mut tap, _) = StrayLines::new(chunked(wire, read_size));
         let mut out = String::new();
         tap.read_to_string(&mut out).await.unwrap();
-        assert_eq!(out, wire, "the bytes pass untouched");
-        stray.take_at(later(), WITHIN).map(|l| l.quoted().to_owned())
+        out
+    }
+
+    /// `wire` read `size` bytes at a time, as a pipe hands it over.
+    fn chunked(wire: &[u8], size: usize) -> impl AsyncRead + Unpin {
+        struct Chunks(std::collections::VecDeque<Vec<u8>>);
+        impl AsyncRead for Chunks {
+            fn poll_read(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+                if let Some(mut c) = self.0.pop_front() {
+                    let n = c.len().min(buf.remaining());
+                    buf.put_slice(&c[..n]);
+                    if n < c.len() {
+                        self.0.push_front(c.split_off(n));
+                    }
+                }
+                Poll::Ready(Ok(()))
+            }
+        }
+        Chunks(wire.chunks(size).map(<[u8]>::to_vec).collect())
+    }
+
+    #[tokio::test]
+    async fn only_lines_that_start_as_a_message_go_on_to_the_reader_however_the_reads_cut_them() {
+        let wire = b"Starting server on :4096\n\n   \n  {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\x1b[32mready\x1b[0m\n{\"id\": 1, \"result\": {\"t\": \"a b\"}}\n{broken\nlog {not a message}\n";
+        let want = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n{\"id\": 1, \"result\": {\"t\": \"a b\"}}\n{broken\n";
+        for size in [1, 2, 3, 7, 64, 4096] {
+            assert_eq!(passed_on(wire, size).await, want, "read {size} bytes at a time");
+        }
+        assert_eq!(passed_on(b"log only\nand more\n", 4).await, "", "a stream of log lines alone ends as an empty one, not cut short");
     }
 
     #[tokio::test]
