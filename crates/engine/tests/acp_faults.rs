@@ -387,6 +387,20 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
 }
 
+/// An agent that ends its own turn as "cancelled" when nobody here cancelled it: the session does
+/// not say the person cancelled it. It failed, with why, and a way on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_cancels_its_own_turn_is_not_reported_as_the_persons_cancel() {
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Half way through")], "end": "cancelled"}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let o = h.run("Do the thing").await;
+    assert_eq!(o.status, SessionStatus::Failed, "nobody cancelled it");
+    let (code, message) = error_of(&o).expect("the failure is explained");
+    assert_eq!(code, "external_agent");
+    assert!(message.contains("Scripted agent ended its turn as cancelled") && message.contains("Resume"), "{message}");
+    assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Half way through"))), "what it said is kept");
+}
+
 /// An agent deaf to the cancel that keeps asking to run commands: none of them is allowed once
 /// the person cancelled (not even with every tool allowed), nobody is asked about them, and its
 /// asking does not keep the stopped turn alive.

@@ -170,20 +170,26 @@ fn is_empty_object(v: &Value) -> bool {
     matches!(v, Value::Object(o) if o.is_empty()) || v.is_null()
 }
 
-/// How a turn's stop reason ends the step; `None` for `cancelled`, which is the run's cancel.
-pub fn step_end(stop: AcpStop) -> Option<StepEnd> {
-    Some(match stop {
+/// How a turn's stop reason ends the step, for a turn nobody here stopped (the run's own cancel
+/// is handled before: its `cancelled` answer never comes this way). `agent`: its name.
+pub fn step_end(stop: AcpStop, agent: &str) -> StepEnd {
+    match stop {
         AcpStop::EndTurn => StepEnd::Stopped(StopReason::EndTurn),
         AcpStop::MaxTokens => StepEnd::Stopped(StopReason::Length),
         AcpStop::MaxTurnRequests => StepEnd::TurnLimit,
         AcpStop::Refusal => StepEnd::Stopped(StopReason::ContentFilter),
-        AcpStop::Cancelled => return None,
+        // Its own doing (a request of its own aborted, a loop it broke off): not the person's
+        // cancel, and no sign it finished either.
+        AcpStop::Cancelled => StepEnd::Failed {
+            code: ErrorCode::ExternalAgent,
+            message: format!("{agent} ended its turn as cancelled, though nobody here cancelled it, so Finishline cannot tell whether it finished. What it did is kept; Resume to let it go on."),
+        },
         _ => StepEnd::Failed {
             code: ErrorCode::ExternalAgent,
             message: "The agent ended its turn for a reason Finishline does not know, so it cannot tell whether the agent finished. Resume to try again."
                 .into(),
         },
-    })
+    }
 }
 
 #[cfg(test)]
@@ -302,11 +308,14 @@ mod tests {
 
     #[test]
     fn each_stop_reason_ends_the_step_as_the_completion_engine_expects() {
-        assert_eq!(step_end(AcpStop::EndTurn), Some(StepEnd::Stopped(StopReason::EndTurn)));
-        assert_eq!(step_end(AcpStop::MaxTokens), Some(StepEnd::Stopped(StopReason::Length)), "max_tokens is a truncation, continued as one");
-        assert_eq!(step_end(AcpStop::MaxTurnRequests), Some(StepEnd::TurnLimit));
-        assert_eq!(step_end(AcpStop::Refusal), Some(StepEnd::Stopped(StopReason::ContentFilter)));
-        assert_eq!(step_end(AcpStop::Cancelled), None, "cancelled is the run's own cancel, not a failure");
+        assert_eq!(step_end(AcpStop::EndTurn, "OpenCode"), StepEnd::Stopped(StopReason::EndTurn));
+        assert_eq!(step_end(AcpStop::MaxTokens, "OpenCode"), StepEnd::Stopped(StopReason::Length), "max_tokens is a truncation, continued as one");
+        assert_eq!(step_end(AcpStop::MaxTurnRequests, "OpenCode"), StepEnd::TurnLimit);
+        assert_eq!(step_end(AcpStop::Refusal, "OpenCode"), StepEnd::Stopped(StopReason::ContentFilter));
+        assert!(
+            matches!(step_end(AcpStop::Cancelled, "OpenCode"), StepEnd::Failed { code: ErrorCode::ExternalAgent, message } if message.starts_with("OpenCode ended its turn as cancelled")),
+            "a turn the agent cancelled itself is not the person's cancel"
+        );
     }
 
     #[test]

@@ -385,18 +385,12 @@ impl Run {
                 ext.sent = self.history.len();
                 return Err(h);
             }
-            (Some(Ok(r)), None) => match step_end(r.stop) {
-                Some(end) => {
-                    ext.conn = Some((conn, rx));
-                    ext.sent = self.history.len();
-                    (end, Some(r))
-                }
-                None => {
-                    ext.conn = Some((conn, rx));
-                    ext.sent = self.history.len();
-                    return Err(Halt::Cancelled);
-                }
-            },
+            (Some(Ok(r)), None) => {
+                let end = step_end(r.stop, &conn.info().name);
+                ext.conn = Some((conn, rx));
+                ext.sent = self.history.len();
+                (end, Some(r))
+            }
         })
     }
 
