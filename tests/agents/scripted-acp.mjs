@@ -7,7 +7,7 @@
 //
 // The script: { "auth": true | "terminal" | "key" | "agent", "initialize": "ok" | "exit", "initialize_delay_ms"?, "startup_write": {path, content}?
 // (written into the cwd as the process starts, as OpenCode rewrites its config), "turns": [TURN, ...] }, where a turn
-// is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?,
+// is { "updates": [sessionUpdate, ...], "permission": {toolCallId, title, rawInput}?, "die_after_asking": true? (exits 300 ms after asking),
 // "noise": [line, ...]? (printed raw on stdout first), "write": {path, content}?, "fs": [{path, content?}]? (through the client: a read without
 // content, a write with it), "terminal": {command, args, env?, outputByteLimit?}? (through the
 // client's terminal), "end": "end_turn" | "max_tokens" | "max_turn_requests" | "refusal"
@@ -83,6 +83,13 @@ async function prompt(id, params) {
         ],
       },
     });
+    // It dies while the person is still being asked.
+    if (t.die_after_asking) {
+      setTimeout(() => {
+        process.stderr.write("scripted agent: crashed while waiting for permission\n");
+        process.exit(5);
+      }, 300);
+    }
     const answer = await new Promise((r) => waiting.set(pid, r));
     const chosen = answer?.outcome?.outcome === "selected" ? answer.outcome.optionId : "cancelled";
     log("permissions.log", chosen + "\n");

@@ -387,6 +387,28 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
 }
 
+/// An agent that dies while the person is being asked about its command: the question is
+/// withdrawn (nobody is left to answer it), and the session says the agent stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_for_an_agent_that_died_is_withdrawn_and_the_session_says_why() {
+    let ask = json!({"toolCallId": "c1", "title": "bash", "rawInput": {"command": "echo hi"}});
+    let s = Scripted::new(json!({"turns": [{"updates": [text("Running echo")], "permission": ask, "die_after_asking": true}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
+    tokio::time::timeout(Duration::from_secs(20), handle).await.expect("the run ends without anyone answering").unwrap();
+    let o = h.outcome(&sid);
+    let request = o.events.iter().find_map(|e| match &e.event {
+        EngineEvent::PermissionRequested { request_id, .. } => Some(request_id.clone()),
+        _ => None,
+    });
+    let request = request.expect("the person was asked");
+    assert!(o.has(|e| matches!(e, EngineEvent::RequestCancelled { request_id } if *request_id == request)), "the question is withdrawn");
+    assert_eq!(o.status, SessionStatus::Failed);
+    let (code, message) = error_of(&o).expect("the failure is explained");
+    assert_eq!(code, "external_agent");
+    assert!(message.contains("crashed while waiting for permission"), "{message}");
+}
+
 /// An agent that ends its own turn as "cancelled" when nobody here cancelled it: the session does
 /// not say the person cancelled it. It failed, with why, and a way on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

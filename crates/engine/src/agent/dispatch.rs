@@ -183,6 +183,7 @@ impl Run {
                 return a.ok_or(Halt::Cancelled);
             }
             _ = self.cancel.cancelled() => None,
+            _ = self.asker_gone.cancelled() => None,
         };
         match answer {
             Some(a) => Ok(a),

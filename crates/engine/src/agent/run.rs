@@ -69,6 +69,9 @@ pub struct Run {
     pub(super) session: SessionId,
     pub(super) run: RunId,
     pub(super) cancel: CancellationToken,
+    /// Fires when whoever asked the question now open can no longer hear its answer (an
+    /// external agent that died): the question is withdrawn.
+    pub(super) asker_gone: CancellationToken,
     pub(super) workspace: Workspace,
     pub(super) checkpoints: Option<Checkpoints>,
     /// The workspace's AGENTS.md (or CLAUDE.md, .clinerules), read when the run starts.
@@ -254,6 +257,7 @@ impl Run {
             session,
             run,
             cancel,
+            asker_gone: CancellationToken::new(),
             workspace,
             checkpoints,
             checkpoints_off,

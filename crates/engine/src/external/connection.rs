@@ -158,6 +158,8 @@ pub trait AgentConnection: Send + Sync {
     async fn prompt(&self, text: String) -> Result<TurnResult, AgentFault>;
     /// Asks the agent to stop the turn; the turn then ends with `cancelled`.
     async fn cancel(&self);
+    /// Resolves once the connection to the agent has ended (it exited or closed its output).
+    async fn closed(&self);
     /// Ends the agent's process group now, whoever still holds the connection: an agent that
     /// ignores `session/cancel` must not go on editing once the session shows it stopped.
     fn end(&self);
@@ -806,6 +808,10 @@ impl AgentConnection for Acp {
 
     async fn cancel(&self) {
         let _ = self.cx.send_notification(CancelNotification::new(self.session.clone()));
+    }
+
+    async fn closed(&self) {
+        let _ = self.ended_rx.clone().wait_for(|e| *e).await;
     }
 
     fn end(&self) {

@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::PermissionOptionKind;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::{StepOutput, Worker};
 use crate::agent::run::{Halt, Run};
@@ -394,6 +395,29 @@ impl Run {
         })
     }
 
+    /// Puts what the agent asks (to run a tool, a command in the terminal) to the gate, and to
+    /// the person where it asks: the halt when the answer stops its turn.
+    async fn answer_agent(&mut self, ask: AgentMessage, conn: &Arc<dyn AgentConnection>, tools: &mut Vec<AgentTool>) -> Option<Halt> {
+        // An agent that dies meanwhile takes its question with it: nobody is left to hear the
+        // answer, and its turn's end says why.
+        let gone = CancellationToken::new();
+        self.asker_gone = gone.clone();
+        let _watch = AbortOnDrop(tokio::spawn({
+            let (conn, gone) = (conn.clone(), gone.clone());
+            async move {
+                conn.closed().await;
+                gone.cancel();
+            }
+        }));
+        let decided = match ask {
+            AgentMessage::Terminal(ask) => self.external_terminal(ask).await,
+            AgentMessage::Permission(ask) => self.external_permission(ask, tools).await,
+            AgentMessage::Update(_) => Ok(()),
+        };
+        self.asker_gone = CancellationToken::new();
+        decided.err().filter(|_| !gone.is_cancelled())
+    }
+
     async fn external_turn(&mut self, ext: &mut AcpAgent) -> Result<StepOutput, Halt> {
         let step = self.evidence.counters.steps;
         let message_id = MessageId::new();
@@ -463,12 +487,7 @@ impl Run {
                         // and a denial or cancel stops its turn.
                         Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) => {
                             if let Some(e) = batcher.take() { self.emit(e)?; }
-                            let decided = match ask {
-                                AgentMessage::Terminal(ask) => self.external_terminal(ask).await,
-                                AgentMessage::Permission(ask) => self.external_permission(ask, &mut tools).await,
-                                AgentMessage::Update(_) => Ok(()),
-                            };
-                            if let Err(h) = decided {
+                            if let Some(h) = self.answer_agent(ask, &conn, &mut tools).await {
                                 conn.cancel().await;
                                 halt = Some(h);
                                 grace_until = tokio::time::Instant::now() + CANCEL_GRACE;
