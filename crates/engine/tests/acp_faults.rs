@@ -556,6 +556,22 @@ async fn a_gemini_cli_too_old_for_acp_is_started_again_with_experimental_acp() {
     assert_eq!(s.log("args.log").trim(), "--experimental-acp", "refused `--acp`, it was started the way older versions take");
 }
 
+/// The retry the older way is for a Gemini CLI that exits at once: one that stays silent until
+/// the start's time runs out is not started again to be waited for as long once more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_cli_that_never_answers_is_not_waited_for_twice() {
+    let logs = tempfile::tempdir().unwrap();
+    let gemini = logs.path().join("gemini");
+    std::fs::write(&gemini, format!("#!/bin/sh\necho \"$@\" >> {}/args.log\nexec sleep 60\n", logs.path().display())).unwrap();
+    std::fs::set_permissions(&gemini, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agent = ExternalAgent { command: gemini.to_string_lossy().into_owned(), ..ExternalAgent::preset("gemini").unwrap() };
+    let asked = std::time::Instant::now();
+    let s = finishline_engine::external::agent_status::status(&agent, logs.path(), Duration::from_secs(3), &Default::default()).await;
+    assert!(s.problem.as_deref().is_some_and(|p| p.contains("within 3 s")), "{:?}", s.problem);
+    assert!(asked.elapsed() < Duration::from_secs(5), "one wait, not two: {:?}", asked.elapsed());
+    assert_eq!(std::fs::read_to_string(logs.path().join("args.log")).unwrap().trim(), "--acp", "started once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_first_titled_as_being_prepared_is_named_by_its_real_title() {
     let s = Scripted::new(json!({"turns": [{"updates": [

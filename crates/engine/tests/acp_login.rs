@@ -202,6 +202,28 @@ async fn a_program_that_does_not_speak_acp_is_said_to_be_so() {
     assert!(!problem.contains("Method not found"), "{problem}");
 }
 
+/// A program started without its ACP mode (an agent's interactive CLI) greets on stdout and
+/// waits: when it has not answered in time, the problem quotes what it wrote, on stdout and on
+/// stderr, and says what to check, not only that it did not answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_waits_without_answering_is_quoted_when_it_runs_out_of_time() {
+    use finishline_engine::external::agent_status::status;
+    let script = "echo 'Welcome to FooCLI 2.1. Type your prompt:'; echo 'hint: editors start foo --acp' >&2; exec sleep 60";
+    let foo = finishline_engine::external::ExternalAgent {
+        name: "foo".into(),
+        command: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: Default::default(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let s = status(&foo, dir.path(), Duration::from_secs(3), &BTreeMap::new()).await;
+    let problem = s.problem.unwrap_or_default();
+    assert!(problem.contains("did not answer") && problem.contains("within 3 s"), "{problem}");
+    assert!(problem.contains("Welcome to FooCLI 2.1. Type your prompt:"), "what it wrote on stdout is quoted: {problem}");
+    assert!(problem.contains("hint: editors start foo --acp"), "and on stderr: {problem}");
+    assert!(problem.contains("ACP mode"), "it says what to check: {problem}");
+}
+
 /// Claude Code and Codex open a session without a login and say who is logged in a moment later
 /// (`_auth/status_update`, once a probe of their CLI lands): Check waits for that word instead
 /// of reading the silence before it as "logged in".

@@ -263,13 +263,34 @@ struct Acp {
 
 const STDERR_TAIL: usize = 4000;
 
+/// What the agent wrote that was no answer, on stdout and stderr: quoted when it does not answer
+/// in time (a program started without its ACP mode greets and waits for a prompt).
+struct Heard {
+    stray: super::stray_lines::Stray,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Heard {
+    fn quote(&self) -> String {
+        let stdout = self.stray.take(Duration::ZERO).map(|l| format!("on stdout \"{}\"", l.quoted()));
+        let stderr =
+            Some(last_lines(&self.stderr.lock().unwrap_or_else(|p| p.into_inner()), 3)).filter(|l| !l.is_empty()).map(|l| format!("on stderr \"{l}\""));
+        match (stdout, stderr) {
+            (None, None) => " It wrote nothing.".into(),
+            (a, b) => format!(" It wrote {}.", a.into_iter().chain(b).collect::<Vec<_>>().join(", and ")),
+        }
+    }
+}
+
 /// Starts the agent, initializes the protocol and opens a session in `cwd`.
 pub async fn connect(launch: Launch<'_>) -> Result<(Arc<dyn AgentConnection>, mpsc::UnboundedReceiver<AgentMessage>), AgentFault> {
     let mut initialized = false;
+    let started = tokio::time::Instant::now();
     match connect_once(launch.clone(), &mut initialized).await {
         // An older version that does not know its preset's arguments (Gemini CLI before
-        // `--acp`) exits at once: it is started again the older way.
-        Err(first) if !initialized && launch.agent.locate().is_some() => match launch.agent.older_args() {
+        // `--acp`) exits at once: it is started again the older way. One that waited out the
+        // start's time is not (the person would wait as long again, for the same silence).
+        Err(first) if !initialized && started.elapsed() < launch.start_timeout && launch.agent.locate().is_some() => match launch.agent.older_args() {
             Some(args) => {
                 let older = ExternalAgent { args, ..launch.agent.clone() };
                 let mut again = false;
@@ -442,6 +463,7 @@ async fn open_session(
     mut ended_watch: tokio::sync::watch::Receiver<bool>,
     (fs_offered, terminal_offered): (bool, bool),
     raw_auth: &Arc<Mutex<Option<Value>>>,
+    heard: &Heard,
     initialized: &mut bool,
 ) -> Result<(AgentInfo, SessionId), AgentFault> {
     let agent = launch.agent;
@@ -454,7 +476,16 @@ async fn open_session(
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(AgentFault::refused(&label, what, &e, methods, ended_now(ended))),
-            Err(_) => Err(AgentFault::new(format!("{label} did not answer {what} in time"))),
+            Err(_) => Err(AgentFault::new(format!(
+                "{label} did not answer {what} within {} s.{}{}",
+                launch.start_timeout.as_secs(),
+                heard.quote(),
+                if what == START {
+                    " Check that the command starts the agent's ACP mode (for example `opencode acp` or `gemini --experimental-acp`), not its own prompt."
+                } else {
+                    ""
+                }
+            ))),
         }
     };
     // Terminal logins are offered: Finishline can run the agent's own login command in one.
@@ -727,7 +758,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         terminal_offered,
         connected: cx_tx,
         stop: stop_rx,
-        tail,
+        tail: tail.clone(),
         ended: ended.clone(),
         ended_tx,
         cut,
@@ -737,7 +768,9 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         Ok(Ok(cx)) => cx,
         _ => return Err(AgentFault::new(format!("{} did not start: {}", agent.label(), ended_now(&ended).unwrap_or_else(|| "no answer".into())))),
     };
-    let (mut info, session) = open_session(&launch, &program, &cx, &ended, ended_rx.clone(), (fs_offered, terminal_offered), &raw_auth, initialized).await?;
+    let heard = Heard { stray: stray.clone(), stderr: tail.clone() };
+    let (mut info, session) =
+        open_session(&launch, &program, &cx, &ended, ended_rx.clone(), (fs_offered, terminal_offered), &raw_auth, &heard, initialized).await?;
     info.signed_in = *login_said.borrow();
     let mut rx = rx;
     while rx.try_recv().is_ok() {}
