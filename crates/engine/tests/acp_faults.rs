@@ -387,6 +387,39 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
 }
 
+/// An agent that streams a command's output as it comes, an update every few milliseconds,
+/// each carrying all of it so far: the window sees it grow, a few times a second, and the
+/// session keeps a handful of them, not each (they would fill the database), ending with all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_streamed_output_is_stored_a_few_times_a_second_and_whole_at_its_end() {
+    let mut updates = vec![
+        json!({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "bash", "kind": "execute", "status": "pending", "rawInput": {"command": "make"}}),
+    ];
+    let mut out = String::new();
+    for i in 0..200 {
+        out.push_str(&format!("compiling unit {i}\n"));
+        updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress", "content": [{"type": "content", "content": {"type": "text", "text": out}}]}));
+    }
+    updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "completed"}));
+    updates.push(text("Built it."));
+    let s = Scripted::new(json!({"turns": [{"updates": updates, "delay_ms": 5}]}));
+    let h = harness(&s, json!([evaluator(done_verdict()), {"when": {}, "reply": no_announcement()}]), Duration::from_secs(60)).await;
+    let o = h.run("Build it").await;
+    let stored: Vec<(ToolState, Option<String>)> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::ToolCall { tool, state, output, .. } if tool == "bash" => Some((*state, output.clone())),
+            _ => None,
+        })
+        .collect();
+    let running = stored.iter().filter(|(s, _)| *s == ToolState::Running).count();
+    assert!((2..=20).contains(&running), "it was seen growing, a few times a second, not stored 200 times: {running} of {}", stored.len());
+    let (state, last) = stored.last().unwrap();
+    assert_eq!(*state, ToolState::Done);
+    assert!(last.as_deref().is_some_and(|o| o.contains("compiling unit 0") && o.contains("compiling unit 199")), "its end carries all of it: {last:?}");
+}
+
 /// An agent that dies while the person is being asked about its command: the question is
 /// withdrawn (nobody is left to answer it), and the session says the agent stopped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

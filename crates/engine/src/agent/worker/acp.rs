@@ -132,6 +132,18 @@ struct AgentTool {
     input: Value,
     state: ToolState,
     output: Option<String>,
+    /// When its last event was emitted, and whether a report came since that is not.
+    sent: Option<Instant>,
+    unsent: bool,
+}
+
+/// How often a running call's streamed output is emitted (and stored): each of the agent's
+/// reports carries all of it so far, and it may send one every few milliseconds.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// When the next held report of a running call is due.
+fn progress_due(tools: &[AgentTool]) -> Option<tokio::time::Instant> {
+    tools.iter().filter(|t| t.unsent).filter_map(|t| t.sent).min().map(|at| tokio::time::Instant::from_std(at + PROGRESS_EVERY))
 }
 
 impl AgentTool {
@@ -456,6 +468,7 @@ impl Run {
         let mut claims_rx = ext.claims.as_mut().map(|(_, rx)| std::mem::replace(rx, mpsc::unbounded_channel().1));
         let finished: Option<Result<TurnResult, AgentFault>> = loop {
             let flush_at = batcher.deadline().map(tokio::time::Instant::from_std);
+            let progress_at = progress_due(&tools);
             tokio::select! {
                 biased;
                 _ = self.cancel.cancelled(), if halt.is_none() => {
@@ -467,6 +480,7 @@ impl Run {
                 _ = async { tokio::time::sleep_until(flush_at.unwrap()).await }, if flush_at.is_some() => {
                     if let Some(e) = batcher.take() { self.emit(e)?; }
                 }
+                _ = async { tokio::time::sleep_until(progress_at.unwrap()).await }, if progress_at.is_some() => self.send_progress(&mut tools, false)?,
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
                     // Taken before the cancel, which may make the agent end its line.
                     let stray = conn.take_stray_line(still_writing(idle));
@@ -487,6 +501,7 @@ impl Run {
                         // and a denial or cancel stops its turn.
                         Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) => {
                             if let Some(e) = batcher.take() { self.emit(e)?; }
+                            self.send_progress(&mut tools, true)?;
                             if let Some(h) = self.answer_agent(ask, &conn, &mut tools).await {
                                 conn.cancel().await;
                                 halt = Some(h);
@@ -520,6 +535,7 @@ impl Run {
         if let Some(e) = batcher.take() {
             self.emit(e)?;
         }
+        self.send_progress(&mut tools, true)?;
         if let (Some((_, slot)), Some(rx)) = (ext.claims.as_mut(), claims_rx) {
             *slot = rx;
         }
@@ -549,6 +565,15 @@ impl Run {
         Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran, claim })
     }
 
+    /// Emits the held reports of running calls: those due by now, or all of them.
+    fn send_progress(&mut self, tools: &mut [AgentTool], all: bool) -> crate::Result<()> {
+        for t in tools.iter_mut().filter(|t| t.unsent && (all || t.sent.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY))) {
+            (t.sent, t.unsent) = (Some(Instant::now()), false);
+            self.emit(t.event())?;
+        }
+        Ok(())
+    }
+
     fn apply_item(
         &mut self,
         item: TurnItem,
@@ -575,7 +600,17 @@ impl Run {
                 if let Some(e) = batcher.take() {
                     self.emit(e)?;
                 }
-                let tool = self.agent_tool(report, tools);
+                let was = tools.iter().find(|t| t.ext_id == report.id).map(|t| t.state);
+                let id = self.agent_tool(report, tools).id.clone();
+                let Some(tool) = tools.iter_mut().find(|t| t.id == id) else { return Ok(()) };
+                // More output of a call still running, soon after the last: held, the newest
+                // sent when due (or when the turn moves on).
+                if was == Some(ToolState::Running) && tool.state == ToolState::Running && tool.sent.is_some_and(|at| at.elapsed() < PROGRESS_EVERY) {
+                    tool.unsent = true;
+                    return Ok(());
+                }
+                (tool.sent, tool.unsent) = (Some(Instant::now()), false);
+                let tool = &*tool;
                 let running = tool.state == ToolState::Running;
                 let todos = if tool.state == ToolState::Done { todos_from_tool(&tool.name, &tool.input) } else { None };
                 let mut events = vec![tool.event()];
@@ -616,6 +651,8 @@ impl Run {
                     input: json!({}),
                     state: ToolState::Pending,
                     output: None,
+                    sent: None,
+                    unsent: false,
                 });
                 tools.len() - 1
             }
