@@ -331,7 +331,7 @@ export type Decision = "approve" | "request_changes" | "reject";
  * `every_attempt_rejected` rejected the whole group of attempts at once. */
 /** "other": one a later version recorded. */
 export type DecisionOccasion = "resolve_landing" | "another_attempt_chosen" | "every_attempt_rejected" | "other";
-export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree" | "conflict_markers";
+export type ContinuationSource = "truncation" | "todo_gate" | "missing_completion" | "missing_action" | "verification" | "evaluator" | "step_checks" | "resume" | "plan_step" | "landing_conflict" | "review_comments" | "new_worktree" | "conflict_markers";
 export type PlanMode = "off" | "on" | "auto";
 export type StepState = "pending" | "running" | "done" | "failed" | "skipped" | "replaced";
 export interface PlanStep {
@@ -508,6 +508,8 @@ export interface PlanProjection {
   of: number | null;
   concluded: boolean;
   awaiting_review: boolean;
+  /** The person cancelled it at its go-ahead: none of it ran. A Resume brings it back. */
+  declined?: boolean;
   budget_calls: number | null;
   spent: { agent: number; evaluator: number; manager: number };
   /** Rounds the person's feedback started; `spent` counts the latest one's calls. */

@@ -247,6 +247,7 @@ fn source_words(s: ContinuationSource) -> &'static str {
         ContinuationSource::TodoGate => "todos still open",
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "the evaluator found work left",
+        ContinuationSource::StepChecks => "the step's checks found work left",
         ContinuationSource::Truncation => "cut off",
         ContinuationSource::MissingCompletion => "no complete_task",
         ContinuationSource::MissingAction => "announced, not done",

@@ -188,6 +188,9 @@ pub enum ContinuationSource {
     MissingAction,
     Verification,
     Evaluator,
+    /// A plan step's own checks (its criteria's files and commands, looked at without a model)
+    /// found criteria unmet: no evaluator was asked.
+    StepChecks,
     /// The note a resumed run starts with ("Finishline was restarted…"): engine text, never the
     /// person's, and it does not spend the continuation budget.
     Resume,
@@ -565,6 +568,7 @@ impl ContinuationSource {
             ContinuationSource::MissingAction => "missing_action",
             ContinuationSource::Verification => "verification",
             ContinuationSource::Evaluator => "evaluator",
+            ContinuationSource::StepChecks => "step_checks",
             ContinuationSource::Resume => "resume",
             ContinuationSource::PlanStep => "plan_step",
             ContinuationSource::LandingConflict => "landing_conflict",
@@ -581,6 +585,7 @@ impl ContinuationSource {
             "missing_action" => ContinuationSource::MissingAction,
             "verification" => ContinuationSource::Verification,
             "evaluator" => ContinuationSource::Evaluator,
+            "step_checks" => ContinuationSource::StepChecks,
             "resume" => ContinuationSource::Resume,
             "plan_step" => ContinuationSource::PlanStep,
             "landing_conflict" => ContinuationSource::LandingConflict,

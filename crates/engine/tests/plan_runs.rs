@@ -106,6 +106,7 @@ async fn a_three_step_plan_runs_each_step_fresh_and_checks_the_whole_task_before
     {
         assert!(md.contains(part), "the export shows the plan and each step ({part}):\n{md}");
     }
+    assert!(!md.contains("**Todos:**\n\n\n"), "no Todos heading over an emptied list:\n{md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,6 +391,73 @@ async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
     let plan = PlanState::from_events(&o.events).unwrap();
     assert!(plan.steps.iter().all(|s| s.state == StepState::Skipped), "no step is shown as pending in a cancelled plan");
     assert!(h.read("a.txt").is_none());
+}
+
+/// Resume after cancelling a plan at its go-ahead goes on from where it stopped: the plan waits
+/// for the go-ahead again, as the manager made it, and runs when given it. It was an ordinary run
+/// over the whole task, beside a plan panel saying "Not run".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_a_plan_cancelled_at_its_go_ahead_brings_it_back_for_the_go_ahead() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+            agent(json!({}), write_reply("unplanned.txt")),
+        ])),
+        Setup { review_plan: true, ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped);
+    let cancelled = PlanState::from_events(&h.outcome(&o.session).events).unwrap();
+    assert!(cancelled.declined, "the plan says the person cancelled it before it ran");
+
+    let handle = h.engine.send_message(&o.session, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingApproval, "errors: {:?}", errors(&o));
+    assert_eq!(o.calls_of(RequestKind::Agent), 0, "nothing ran");
+    assert!(h.read("unplanned.txt").is_none());
+    let plan = PlanState::from_events(&o.events).unwrap();
+    assert!(plan.awaiting_review && !plan.declined && !plan.concluded, "{plan:?}");
+    assert_eq!(
+        plan.steps.iter().map(|s| (s.step.title.as_str(), s.state)).collect::<Vec<_>>(),
+        vec![("Write a.txt", StepState::Pending), ("Write b.txt", StepState::Pending)]
+    );
+    assert_eq!(o.calls_of(RequestKind::Manager), 1, "the same plan, not a new one");
+
+    let handle = h.engine.run_plan(&o.session, None).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert!(h.read("a.txt").is_some() && h.read("b.txt").is_some() && h.read("unplanned.txt").is_none());
+}
+
+/// Words sent to a plan cancelled at its go-ahead run the task without it, as the window says;
+/// a Resume after that run is cancelled goes on with that run, not back to the plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn words_sent_to_a_plan_cancelled_at_its_go_ahead_run_the_task_without_it() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), write_reply("unplanned.txt")),
+        ])),
+        Setup { review_plan: true, ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped);
+    let handle = h.engine.send_message(&o.session, "just write unplanned.txt").unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert!(h.read("unplanned.txt").is_some());
+    assert!(!PlanState::from_events(&o.events).unwrap().declined, "the plan is history now, not waiting to come back");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -892,6 +960,18 @@ async fn a_step_check_on_a_named_pipe() {
     assert!(!finished(&o).is_empty(), "the step ended; errors: {:?}", errors(&o));
     let told = h.server.requests().into_iter().any(|r| r.body.to_string().contains("do not hold yet: feed.txt exists; feed.txt contains"));
     assert!(told, "the agent is told the checks on the pipe do not hold: a pipe is no file, as its review would show");
+    let sources: Vec<ContinuationSource> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::Continuation { source, .. } if *source != ContinuationSource::PlanStep => Some(*source),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !sources.is_empty() && sources.iter().all(|s| *s == ContinuationSource::StepChecks),
+        "the step's checks sent it back, not an evaluator (none was asked): {sources:?}"
+    );
     assert!(std::fs::symlink_metadata(h.ws().join("feed.txt")).unwrap().file_type().is_fifo(), "the pipe is left");
 }
 

@@ -633,6 +633,29 @@ fn the_export_names_the_stuck_pattern_and_what_repeated() {
     assert!(md.contains(": `again again`\n"), "a repeating answer's lines kept on one line: {md}");
 }
 
+/// A plan's next step starts with its todo list emptied: the export puts no "Todos:" heading over
+/// nothing, and still lists a list that has items.
+#[test]
+fn the_export_leaves_out_an_emptied_todo_list() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write a and b")).unwrap();
+    let todo = Todo { id: "1".into(), content: "write a".into(), status: TodoStatus::Completed };
+    store
+        .append_all(
+            &sid,
+            Some(&RunId::new()),
+            vec![
+                EngineEvent::RunStarted { trigger: RunTrigger::Task },
+                EngineEvent::TodosUpdated { todos: vec![todo] },
+                EngineEvent::TodosUpdated { todos: vec![] },
+            ],
+        )
+        .unwrap();
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert_eq!(md.matches("**Todos:**").count(), 1, "{md}");
+    assert!(md.contains("**Todos:**\n\n- [x] write a"), "{md}");
+}
+
 /// The story of a task keeps what its review showed: each file changed and its diff, so a
 /// rejected task's work can be read after its worktree and branch are gone.
 #[test]

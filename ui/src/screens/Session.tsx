@@ -12,7 +12,8 @@ import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, stepsDone, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { planStrip } from "../session/planStrip";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { FoundKey, useReveal, type RevealTarget } from "../session/reveal";
 import { ConfirmCancel } from "../components/ConfirmCancel";
@@ -995,6 +996,9 @@ export function SessionView({
   // A run stopped short (the process died, or the person cancelled it) goes on where it stopped
   // with one click, a note optional: the CLI's `sessions resume ID` needs no message either.
   const resumable = model.status === "interrupted" || model.status === "cancelled";
+  const strip = model.plan ? planStrip(model.plan, running) : null;
+  // The running step ended: the plan is between its steps.
+  const planTurnsOver = !!model.plan && model.plan.current !== undefined && !model.plan.concluded && ["done", "failed"].includes(model.plan.steps[model.plan.current]?.state ?? "");
   return (
     <section ref={sectionRef} className="screen session" data-testid="session-view" data-session={sessionId}>
       {/* Pinned: the task, its status, Cancel and the progress stay in view while the timeline scrolls. */}
@@ -1114,21 +1118,21 @@ export function SessionView({
         </div>
       </header>
       <div className="progress" data-testid="progress-strip" aria-live="polite">
-        {model.plan?.number !== undefined && model.plan.current !== undefined && (
+        {strip && (
           <span className="plan-progress" data-testid="plan-progress">
-            {model.plan.concluded
-              ? `Plan: ${stepsDone(model.plan.steps).replace(" of ", "/")} steps done`
-              : `Step ${model.plan.number}/${model.plan.of}: ${model.plan.steps[model.plan.current]?.step.title ?? ""}`}
+            {strip.text}
           </span>
         )}
         {/* Agent steps are "turns" beside a plan's steps; none is counted before the first, nor
-            once the plan is over (its last step's "Turn 1" beside "Plan: 3/3 steps done"). */}
-        {model.step > 0 && !(model.plan?.concluded && model.runTrigger === "plan_step") && (
+            once the plan is over (its last step's "Turn 1" beside "Plan: 3/3 steps done"), nor
+            between its steps (a step ended: its last turn is no news). A run after the plan
+            says so ("Plan: 3/3 steps done · Step 2" read as the plan's step 2). */}
+        {model.step > 0 && !(model.plan?.concluded && model.runTrigger === "plan_step") && !(planTurnsOver && model.runTrigger === "plan_step") && (
           <span
             data-testid="step-count"
             title={`The agent's ${model.plan ? "turns" : "steps"} in this run. Each run (the task, a round after Request changes, a follow-up) counts from 1, within its step limit (Settings → Limits)`}
           >
-            {model.plan && !model.plan.concluded ? "Turn" : "Step"} {model.step}
+            {model.plan && !model.plan.concluded ? "Turn" : model.plan?.concluded ? "After the plan: step" : "Step"} {model.step}
           </span>
         )}
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
@@ -1257,6 +1261,11 @@ export function SessionView({
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
         <div className="composer">
           {model.status === "interrupted" && <p className="notice">This session was interrupted. Resume it to continue where it stopped.</p>}
+          {resumable && strip?.resume && (
+            <p className="muted small" data-testid="plan-resume">
+              {strip.resume}
+            </p>
+          )}
           {model.status === "failed" && model.lastErrorCode === "external_agent_auth" && model.login && <AgentLogin sessionId={sessionId} login={model.login} onLoggedIn={retry} />}
           {model.status === "failed" && model.lastErrorCode && PROVIDER_FAILURES[model.lastErrorCode] && (
             <div className="notice row" role="alert" data-testid="failure-actions">

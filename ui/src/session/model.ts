@@ -30,6 +30,8 @@ export interface PlanView {
   concluded: boolean;
   /** The plan waits for the person to edit, run or cancel it. */
   awaitingReview?: boolean;
+  /** The person cancelled it at its go-ahead: none of it ran. */
+  declined?: boolean;
   /** The model calls the plan may make, and has made (agent, evaluator, manager). */
   budget?: number;
   spent: number;
@@ -69,6 +71,7 @@ export function planView(p: PlanProjection): PlanView {
     of: p.of ?? undefined,
     concluded: p.concluded,
     awaitingReview: p.awaiting_review,
+    declined: p.declined || undefined,
     budget: p.budget_calls ?? undefined,
     spent: p.spent.agent + p.spent.evaluator + p.spent.manager,
     rounds: p.rounds ?? 0,
@@ -747,6 +750,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   missing_action: "Announced action not taken",
   verification: "Verification failed",
   evaluator: "Evaluator",
+  step_checks: "The step's checks, without a model",
   resume: "Resumed after a restart",
   plan_step: "The step's brief",
   landing_conflict: "Resolve the conflict with the moved branch",

@@ -1258,7 +1258,28 @@ describe("Session view, loading and errors", () => {
     unmount();
     script([...events, ev({ type: "run_started", trigger: "message" }), ev({ type: "step_started", step: 1 }), ev({ type: "status_changed", status: "busy" })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("step-count"), "an ordinary run after the plan counts steps").toHaveTextContent("Step 1");
+    expect(await screen.findByTestId("step-count"), "an ordinary run after the plan counts steps, and says it is after the plan").toHaveTextContent("After the plan: step 1");
+  });
+
+  it("a plan cancelled between its steps says after which step it stopped, and what Resume does next", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [], depends_on: [] });
+    const view = (title: string, state: StepState) => ({ step: step(title), state, end_reason: state === "done" ? ("verified_done" as const) : null, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const plan: PlanProjection = { mode: "on", steps: [view("Write a", "done"), view("Write b", "pending")], revisions: [], replans: 0, current: 0, number: 1, of: 2, concluded: false, awaiting_review: false, budget_calls: 12, spent: { agent: 1, evaluator: 1, manager: 1 } };
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 0, number: 1, of: 2, title: "Write a" }),
+      ev({ type: "step_started", step: 1 }),
+      { ...ev({ type: "plan_step_finished", index: 0, end_reason: "verified_done", summary: "a is written" }), plan },
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Stopped after step 1/2");
+    expect(screen.queryByTestId("step-count"), "the ended step's last turn is no news").toBeNull();
+    expect(screen.getByTestId("plan-resume")).toHaveTextContent("Resume goes on with step 2/2: Write b.");
+    expect(screen.getByTestId("send-message")).toHaveTextContent("Resume");
   });
 
   it("a task the manager ran as one step (plan mode auto) counts the manager's tokens with the evaluator's and says so, with no plan shown", async () => {

@@ -94,6 +94,17 @@ impl Run {
         self.hand_over(&state, 0, vec![created])
     }
 
+    /// A plan the person cancelled at its go-ahead, resumed: it waits for the go-ahead again, as
+    /// it was made (none of it ran).
+    pub(super) fn reopen_plan(&mut self, declined: &PlanState) -> crate::Result<()> {
+        let steps = declined.steps.iter().filter(|s| s.state != StepState::Replaced).map(|s| s.step.clone()).collect();
+        self.emit_saving(vec![
+            EngineEvent::PlanCreated { steps, mode: declined.mode, awaiting_review: true, budget_calls: Some(self.plan_budget()) },
+            EngineEvent::Activity { phase: ActivityPhase::Waiting, detail: "your go-ahead on the plan".into() },
+            Self::status(SessionStatus::AwaitingApproval),
+        ])
+    }
+
     /// Ends this run and starts the run of step `index`, in one store step.
     fn hand_over(&mut self, state: &PlanState, index: usize, before: Vec<EngineEvent>) -> crate::Result<()> {
         let files: Vec<String> = self.changes().into_iter().map(|c| c.path).collect();

@@ -432,6 +432,17 @@ impl Run {
                 self.emit(EngineEvent::PlanStepStarted { index: step.index, number: step.number, of: step.of, title: step.step.title.clone() })?;
             }
         }
+        // A plan the person cancelled at its go-ahead stopped there: resumed, it waits there again.
+        if matches!(start.trigger, RunTrigger::Resume | RunTrigger::Message)
+            && start.user_message.is_none()
+            && start.continuation.is_none()
+            && start.answer.is_none()
+        {
+            let events = self.engine.store.events_of_types(&self.session, crate::plan::state::FOLDED_TYPES)?;
+            if let Some(declined) = crate::plan::state::PlanState::from_events(&events).filter(|p| p.declined) {
+                return self.reopen_plan(&declined);
+            }
+        }
         if let Some((request, answer)) = start.answer {
             if let Err(h) = self.refresh_tools().await {
                 return self.halted(h);
@@ -604,6 +615,8 @@ impl Run {
             ..self.cfg().clone()
         };
         let mut verified_now: Vec<String> = Vec::new();
+        // The last judgement was the plan step's own checks, not an evaluator's.
+        let mut by_checks = false;
         loop {
             match completion::decide(&evidence, &judged) {
                 Action::NextStep => {
@@ -636,6 +649,7 @@ impl Run {
                 Action::Evaluate { question } => {
                     // A plan step whose every criterion needs no reader is judged by its checks.
                     let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
+                    by_checks = checks.is_some();
                     let ev = match checks {
                         Some(checks) => self.check_step(&checks, &verified_now).await?,
                         None if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), evidence.open_todos.clone()).await? => return Ok(None),
@@ -644,6 +658,8 @@ impl Run {
                     evidence.evaluation = Some(ev);
                 }
                 Action::Continue { source, text, remaining } => {
+                    // Work its checks found left is theirs to say, not an evaluator's.
+                    let source = if by_checks && source == ContinuationSource::Evaluator { ContinuationSource::StepChecks } else { source };
                     if evidence.verification.is_some() {
                         self.evidence.previous_verification_failure = completion::deciding_failure(&evidence).cloned();
                     }
@@ -672,7 +688,10 @@ impl Run {
                     // checks or the evaluator then found work left. Asking for the tool's claim
                     // after a "Done!" (missing completion) refuses nothing yet.
                     let said_done = evidence.claim.is_none()
-                        && matches!(source, ContinuationSource::Verification | ContinuationSource::Evaluator | ContinuationSource::TodoGate)
+                        && matches!(
+                            source,
+                            ContinuationSource::Verification | ContinuationSource::Evaluator | ContinuationSource::StepChecks | ContinuationSource::TodoGate
+                        )
                         && crate::judge::said_done::says_done(&evidence.last_text);
                     let refused = evidence.claim.as_ref().is_some_and(|c| c.claim == Claim::Success) || said_done;
                     self.continue_with(source, &text, remaining, answers_call.as_deref(), refused)?;

@@ -42,6 +42,8 @@ pub struct PlanState {
     pub concluded: bool,
     /// The plan waits for the person to run (maybe edit) or cancel it.
     pub awaiting_review: bool,
+    /// The person cancelled it at its go-ahead: none of it ran. A Resume brings it back.
+    pub declined: bool,
     /// The model calls the plan may make in all, and what it has made so far.
     pub budget_calls: Option<u32>,
     pub spent: PlanSpend,
@@ -85,6 +87,7 @@ impl PlanState {
             of: None,
             concluded: false,
             awaiting_review: false,
+            declined: false,
             budget_calls: None,
             spent: PlanSpend::default(),
             rounds: 0,
@@ -97,6 +100,7 @@ impl PlanState {
         match event {
             EngineEvent::PlanReviewed { approved, steps, .. } => {
                 self.awaiting_review = false;
+                self.declined = !*approved;
                 if *approved {
                     self.steps = steps.iter().map(pending).collect();
                 } else {
@@ -138,6 +142,9 @@ impl PlanState {
                 (self.number, self.of) = (Some(*number), Some(*of));
             }
             EngineEvent::StepStarted { .. } if !self.concluded => self.spent.agent += 1,
+            // The task ran without the plan after it was cancelled (the person sent words): the
+            // plan is history, no longer waiting to be brought back.
+            EngineEvent::StepStarted { .. } if self.declined => self.declined = false,
             EngineEvent::Evaluation { repairs, .. } if !self.concluded => self.spent.evaluator += 1 + repairs,
             // The manager's repairs (its plan's, its revisions'); counted with the evaluator's,
             // whose provider it uses.

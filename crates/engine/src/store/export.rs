@@ -314,6 +314,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::MissingAction => "announced action not taken",
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "evaluator: work remains",
+        ContinuationSource::StepChecks => "the step's checks, without a model: criteria unmet",
         ContinuationSource::Resume => "resumed after a restart",
         ContinuationSource::PlanStep => "plan step: the step's brief",
         ContinuationSource::LandingConflict => "resolve the conflict with the moved branch",
@@ -632,6 +633,8 @@ fn write_other(md: &mut String, e: Entry) {
                 let _ = writeln!(md, "{}", fenced("", &format!("{shown}{}", if o.chars().count() > 2000 { "\n…" } else { "" })));
             }
         }
+        // Emptied (a plan's next step starts with none): no heading over nothing.
+        Entry::Todos { todos } if todos.is_empty() => {}
         Entry::Todos { todos } => {
             let _ = writeln!(md, "**Todos:**\n");
             for t in todos {
