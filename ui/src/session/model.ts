@@ -79,7 +79,7 @@ export function planView(p: PlanProjection): PlanView {
 }
 
 export type Item =
-  | { kind: "run"; key: string; trigger: string; at: string; said?: boolean; resolving?: boolean }
+  | { kind: "run"; key: string; trigger: string; at: string; said?: boolean; resolving?: boolean; afterCancel?: boolean }
   | { kind: "user"; key: string; text: string }
   | { kind: "assistant"; key: string; text: string; reasoning: string }
   | { kind: "summary"; key: string; text: string }
@@ -369,7 +369,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // A resumed run goes on in the step (or the final check) it stopped in.
       if (e.trigger !== "resume") next.planStep = undefined;
       next.discarded = false;
-      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving });
+      // The Resume button of a cancelled session starts a run with no words, as Retry after a
+      // failure does: it resumes, it does not try again.
+      push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving, afterCancel: next.status === "cancelled" || undefined });
       next.runTrigger = e.trigger;
       // After an approval or a rejection the rounds before are settled: a follow-up in the same
       // folder is reviewed afresh, and its undo covers only what it changes.
@@ -903,8 +905,9 @@ export function runLabel(run: Extract<Item, { kind: "run" }>): string {
     case "resume":
       return "Resumed";
     default:
-      // Retry after a failure starts a run with no words of the person's.
-      return run.said ? "New message" : "Tried again";
+      // Retry after a failure starts a run with no words of the person's; so does Resume after
+      // a cancel.
+      return run.said ? "New message" : run.afterCancel ? "Resumed" : "Tried again";
   }
 }
 

@@ -60,6 +60,20 @@ describe("session model", () => {
     expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Tried again", "New message", "New message"]);
   });
 
+  it("names a run the Resume button started after a cancel a resume, not a try again", () => {
+    seq = 0;
+    const events = [
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "message_created", message_id: "u", role: "user", text: "and a README" }),
+    ];
+    const m = events.reduce(apply, emptyModel());
+    expect(m.items.filter((i) => i.kind === "run").map((i) => runLabel(i as Extract<typeof i, { kind: "run" }>))).toEqual(["Task", "Resumed", "New message"]);
+  });
+
   it("the run the agent is sent back in to resolve a landing is not headed as the person's feedback", () => {
     seq = 0;
     const events = [
