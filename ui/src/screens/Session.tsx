@@ -1402,7 +1402,8 @@ function RunTiming({ run, step, live }: { run: { startedAt: number; finishedAt?:
   const rate = step ? tokensPerSecond(step) : null;
   return (
     <span data-testid="run-timing" className="muted" title="The run's time so far, and the model's speed in this step">
-      {clockText(end - run.startedAt)}
+      {/* A run over in less than a second read "0:00", as if it had not run at all. */}
+      {!live && end - run.startedAt < 1000 ? "under 1 s" : clockText(end - run.startedAt)}
       {rate !== null && ` · ${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tok/s`}
     </span>
   );

@@ -62,6 +62,12 @@ describe("the run's clock", () => {
     await waitFor(() => expect(screen.getByTestId("run-timing").textContent).toMatch(/^2:51/));
   });
 
+  it("a run over in under a second says so, not 0:00", async () => {
+    script([...start(), ev({ type: "step_started", step: 1 }, 0), ev({ type: "step_finished", step: 1, stop_reason: "end_turn", usage: { input_tokens: 10, output_tokens: 5 } }, 0.3), ...review(0.3)]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("run-timing").textContent).toMatch(/^under 1 s/));
+  });
+
   it("goes on across the runs of a plan's steps and stops at the end", () => {
     seq = 0;
     const m = applyAll(emptyModel(), [
