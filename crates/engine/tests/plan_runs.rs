@@ -393,6 +393,32 @@ async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
     assert!(h.read("a.txt").is_none());
 }
 
+/// A step its checks first found undone ("Done!" with nothing written), then done once the agent
+/// wrote the file: it is recorded by the check that passed it, not the one that sent it back
+/// ("Verified done: … b.txt exists ✗" read as a contradiction).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_its_checks_passed_on_a_second_look_keeps_the_passing_check() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "do not hold yet"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "errors: {:?}", errors(&o));
+    assert!(o.has(|e| matches!(e, EngineEvent::Continuation { source: ContinuationSource::StepChecks, .. })), "its checks sent it back first");
+    let step = PlanState::from_events(&o.events).unwrap().steps[0].clone();
+    assert_eq!(step.state, StepState::Done);
+    let said = format!("{:?} / {:?}", step.summary, step.decided_by);
+    assert!(!said.contains('✗'), "the step is recorded by the check that passed it: {said}");
+}
+
 /// Resume after cancelling a plan at its go-ahead goes on from where it stopped: the plan waits
 /// for the go-ahead again, as the manager made it, and runs when given it. It was an ordinary run
 /// over the whole task, beside a plan panel saying "Not run".

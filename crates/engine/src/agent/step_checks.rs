@@ -86,6 +86,9 @@ impl Run {
         if all {
             self.evidence.decided_by =
                 Some(format!("checked without a model: {}", checks.iter().map(|c| format!("{} ✓", c.describe())).collect::<Vec<_>>().join("; ")));
+            // The files decide it now: an earlier verdict that found them unmet is out of date.
+            self.evidence.last_verdict = None;
+            self.evidence.last_verdict_summary = None;
         }
         Some(all)
     }
