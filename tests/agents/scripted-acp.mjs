@@ -65,6 +65,11 @@ async function prompt(id, params) {
   // Lines that are no ACP message on stdout (a log line, a blank line), as some CLIs print.
   for (const line of t.noise ?? []) process.stdout.write(line + "\n");
   for (const update of t.updates ?? []) {
+    // {"pause_ms": N} in the list: silence that long (a command that goes quiet).
+    if (update.pause_ms !== undefined) {
+      await new Promise((r) => setTimeout(r, update.pause_ms));
+      continue;
+    }
     send({ method: "session/update", params: { sessionId, update } });
     await new Promise((r) => setTimeout(r, t.delay_ms ?? 5));
   }

@@ -420,6 +420,35 @@ async fn a_commands_streamed_output_is_stored_a_few_times_a_second_and_whole_at_
     assert!(last.as_deref().is_some_and(|o| o.contains("compiling unit 0") && o.contains("compiling unit 199")), "its end carries all of it: {last:?}");
 }
 
+/// A command that streams output, then goes quiet for a while before it ends: the window sees
+/// its newest output during the quiet, not only at its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_output_held_back_is_shown_when_it_goes_quiet() {
+    let mut updates = vec![
+        json!({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "bash", "kind": "execute", "status": "pending", "rawInput": {"command": "make"}}),
+    ];
+    let mut out = String::new();
+    for i in 0..20 {
+        out.push_str(&format!("compiling unit {i}\n"));
+        updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress", "content": [{"type": "content", "content": {"type": "text", "text": out}}]}));
+    }
+    updates.push(json!({"pause_ms": 1000}));
+    updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "completed"}));
+    updates.push(text("Built it."));
+    let s = Scripted::new(json!({"turns": [{"updates": updates, "delay_ms": 5}]}));
+    let h = harness(&s, json!([evaluator(done_verdict()), {"when": {}, "reply": no_announcement()}]), Duration::from_secs(60)).await;
+    let o = h.run("Build it").await;
+    let running: Vec<&str> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::ToolCall { state: ToolState::Running, output, .. } => output.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert!(running.last().is_some_and(|o| o.contains("compiling unit 19")), "its newest output was shown while it ran: {:?}", running.last());
+}
+
 /// An agent that dies while the person is being asked about its command: the question is
 /// withdrawn (nobody is left to answer it), and the session says the agent stopped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -485,8 +514,18 @@ async fn an_agent_that_keeps_asking_after_the_cancel_is_refused_and_stopped() {
     // One ask may have been answered in the instant between the check and the cancel.
     assert!(answers.lines().filter(|l| *l == "yes").count() <= allowed_before + 1, "nothing it asked after the cancel was allowed: {answers}");
     assert!(answers.lines().count() > allowed_before + 1, "it did ask after the cancel, and was refused: {answers}");
-    let asked = h.outcome(&sid).events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
+    let o = h.outcome(&sid);
+    let asked = o.events.iter().filter(|e| matches!(e.event, EngineEvent::PermissionRequested { .. })).count();
     assert_eq!(asked, 0, "with every tool allowed nobody was asked, before or after");
+    let cards: std::collections::BTreeSet<String> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::ToolCall { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(cards.len() <= allowed_before + 2, "what it started asking after the cancel adds no card ({} cards, {allowed_before} allowed before)", cards.len());
 }
 
 /// The same agent after the person denied its command: the denial stops its turn, and the person

@@ -136,6 +136,7 @@ impl<R> StrayLines<R> {
     /// Whether the line ended is empty or one JSON object, as every ACP message is.
     fn is_message(&self) -> bool {
         let text = self.line.trim_ascii();
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
         if text.is_empty() {
             return true;
         }
@@ -170,7 +171,8 @@ impl<R> StrayLines<R> {
             let b = read[i];
             let pass = match self.passing {
                 Some(pass) => pass,
-                None if b.is_ascii_whitespace() => false,
+                // A byte-order mark (EF BB BF) before a message is set aside like white space.
+                None if b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF) => false,
                 None => *self.passing.insert(b == b'{'),
             };
             if b == b'\n' {
@@ -259,11 +261,12 @@ mod tests {
             assert_eq!(passed_on(wire, size).await, want, "read {size} bytes at a time");
         }
         assert_eq!(passed_on(b"log only\nand more\n", 4).await, "", "a stream of log lines alone ends as an empty one, not cut short");
+        assert_eq!(passed_on(b"\xEF\xBB\xBF{\"id\":1}\r\n", 2).await, "{\"id\":1}\r\n", "a byte-order mark before a message is set aside, the message kept");
     }
 
     #[tokio::test]
     async fn messages_and_blank_lines_are_no_stray_lines() {
-        assert_eq!(stray_of("{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n  {\"id\": 1, \"result\": {}}  \n").await, None);
+        assert_eq!(stray_of("{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n  {\"id\": 1, \"result\": {}}  \n\u{feff}{\"id\": 2}\n").await, None);
     }
 
     #[tokio::test]

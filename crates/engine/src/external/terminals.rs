@@ -28,6 +28,9 @@ struct Term {
     limit: usize,
     exit: watch::Receiver<Option<ExitStatus>>,
     group: Option<OwnedGroup>,
+    /// The output readers: a process that left the group (`setsid`) may hold the pipes open
+    /// for good, so they are stopped when the terminal is released.
+    readers: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 pub struct Terminals {
@@ -51,9 +54,26 @@ fn kill_group(t: &Term) {
     }
 }
 
-fn push_output(t: &Term, chunk: &[u8]) {
+/// Adds what a read brought to `carry` (the end of a character cut by the read before), and
+/// keeps the output with the characters it completes: a character cut between two reads would
+/// otherwise show as two replacement marks.
+fn push_output(t: &Term, carry: &mut Vec<u8>, chunk: &[u8]) {
+    carry.extend_from_slice(chunk);
+    let whole = match std::str::from_utf8(carry) {
+        Ok(_) => carry.len(),
+        // Cut at the end: the rest of it comes with the next read.
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => carry.len(),
+    };
+    let text = String::from_utf8_lossy(&carry[..whole]).into_owned();
+    carry.drain(..whole);
+    keep(t, &text);
+}
+
+/// Adds `text` to the output, keeping the newest within the limit.
+fn keep(t: &Term, text: &str) {
     let mut o = t.output.lock().unwrap();
-    o.0.push_str(&String::from_utf8_lossy(chunk));
+    o.0.push_str(text);
     if o.0.len() > t.limit {
         // Keep the newest output, cut at a character boundary, as ACP asks.
         let cut = o.0.len() - t.limit;
@@ -110,6 +130,7 @@ impl Terminals {
             limit: limit.map(|l| l as usize).unwrap_or(DEFAULT_LIMIT),
             exit: rx,
             group: child.id().map(|pid| self.processes.own(pid, &format!("terminal command {command}"), &mark)),
+            readers: Mutex::new(vec![]),
         });
         let id = format!("term-{}", uuid::Uuid::new_v4().simple());
         let readers: Vec<_> = [
@@ -122,15 +143,21 @@ impl Terminals {
             let t = term.clone();
             tokio::spawn(async move {
                 let mut buf = [0u8; 8192];
+                let mut carry = Vec::new();
                 while let Ok(n) = r.read(&mut buf).await {
                     if n == 0 {
                         break;
                     }
-                    push_output(&t, &buf[..n]);
+                    push_output(&t, &mut carry, &buf[..n]);
+                }
+                // A character left cut at the end stays cut: shown as what it is.
+                if !carry.is_empty() {
+                    keep(&t, &String::from_utf8_lossy(&carry));
                 }
             })
         })
         .collect();
+        *term.readers.lock().unwrap() = readers.iter().map(|r| r.abort_handle()).collect();
         tokio::spawn(async move {
             let status = child.wait().await;
             // What it wrote before it exited is read first. A process it left running in the
@@ -180,6 +207,9 @@ impl Terminals {
     pub fn release(&self, id: &str) -> Result<(), String> {
         let t = self.terms.lock().unwrap().remove(id).ok_or_else(|| format!("no terminal {id}"))?;
         kill_group(&t);
+        for r in t.readers.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            r.abort();
+        }
         Ok(())
     }
 }
@@ -258,5 +288,19 @@ mod tests {
         tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
         assert_eq!(terms.output(&id).unwrap().0, "started\nlater\n", "what the background process writes afterwards is kept too");
         terms.release(&id).unwrap();
+    }
+
+    /// A character cut between two reads of the pipe is kept whole, not as two replacement marks.
+    #[test]
+    fn a_character_cut_between_two_reads_is_kept_whole() {
+        let (_, rx) = watch::channel(None);
+        let t = Term { output: Mutex::new((String::new(), false)), limit: DEFAULT_LIMIT, exit: rx, group: None, readers: Mutex::new(vec![]) };
+        let mut carry = Vec::new();
+        let bytes = "héllo ✓".as_bytes();
+        for chunk in bytes.chunks(1) {
+            push_output(&t, &mut carry, chunk);
+        }
+        assert_eq!(t.output.lock().unwrap().0, "héllo ✓");
+        assert!(carry.is_empty());
     }
 }

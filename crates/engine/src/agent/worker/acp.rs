@@ -122,6 +122,11 @@ fn refuse_late(m: AgentMessage) {
     }
 }
 
+/// Whether `item` reports a call not seen before in this turn.
+fn starts_call(item: &TurnItem, tools: &[AgentTool]) -> bool {
+    matches!(item, TurnItem::Tool(r) if !tools.iter().any(|t| t.ext_id == r.id))
+}
+
 /// One tool call the agent reported, as it stands.
 struct AgentTool {
     ext_id: String,
@@ -398,6 +403,11 @@ impl Run {
                 ext.sent = self.history.len();
                 return Err(h);
             }
+            // Its own "cancelled" crossed the person's cancel: the person's it is.
+            (Some(Ok(r)), None) if r.stop == agent_client_protocol::v1::schema::StopReason::Cancelled && self.cancel.is_cancelled() => {
+                conn.end();
+                return Err(Halt::Cancelled);
+            }
             (Some(Ok(r)), None) => {
                 let end = step_end(r.stop, &conn.info().name);
                 ext.conn = Some((conn, rx));
@@ -492,11 +502,14 @@ impl Run {
                     last_heard = tokio::time::Instant::now();
                     match m {
                         None => rx_open = false,
+                        // A call started while the turn is being stopped is none of its work:
+                        // nothing more will be allowed to run.
+                        Some(AgentMessage::Update(item)) if halt.is_some() && starts_call(&item, &tools) => {}
                         Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
                         // Once the turn is being stopped (cancelled, timed out, denied), an
                         // agent deaf to session/cancel may go on asking: nothing more is
                         // allowed and nobody is asked, and its asking does not put off the end.
-                        Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) if halt.is_some() => refuse_late(ask),
+                        Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) if halt.is_some() => self.refuse_stopping(ask, &mut tools)?,
                         // The agent waits for the person: what streamed so far is shown first,
                         // and a denial or cancel stops its turn.
                         Some(ask @ (AgentMessage::Terminal(_) | AgentMessage::Permission(_))) => {
@@ -527,6 +540,7 @@ impl Run {
         // What the agent reported before its answer arrived is still on the channel.
         while let Ok(m) = rx.try_recv() {
             match m {
+                AgentMessage::Update(item) if halt.is_some() && starts_call(&item, &tools) => {}
                 AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
                 // Asked after its turn ended: nobody is asked any more.
                 other => refuse_late(other),
@@ -563,6 +577,23 @@ impl Run {
         };
         self.emit(EngineEvent::StepFinished { step, stop_reason, usage })?;
         Ok(StepOutput { text, calls: vec![], end, usage, in_history: true, repeating: None, ran, claim })
+    }
+
+    /// Refuses what the agent asks while its turn is being stopped; the call it asked about, if
+    /// its card is shown, says it was refused rather than left unfinished.
+    fn refuse_stopping(&mut self, ask: AgentMessage, tools: &mut [AgentTool]) -> crate::Result<()> {
+        let call = match &ask {
+            AgentMessage::Permission(a) => Some(a.call_id.clone()),
+            _ => None,
+        };
+        refuse_late(ask);
+        let open = |t: &&mut AgentTool| matches!(t.state, ToolState::Pending | ToolState::AwaitingPermission);
+        if let Some(t) = call.and_then(|id| tools.iter_mut().find(|t| t.ext_id == id)).filter(open) {
+            t.state = ToolState::Denied;
+            t.output = Some("Refused: the turn was being stopped, so nothing more runs in it.".into());
+            self.emit(t.event())?;
+        }
+        Ok(())
     }
 
     /// Emits the held reports of running calls: those due by now, or all of them.
