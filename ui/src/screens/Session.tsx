@@ -997,6 +997,16 @@ export function SessionView({
   // with one click, a note optional: the CLI's `sessions resume ID` needs no message either.
   const resumable = model.status === "interrupted" || model.status === "cancelled";
   const strip = model.plan ? planStrip(model.plan, running) : null;
+  // Where a note goes: a plan cancelled at its go-ahead runs the task without it; a plan that
+  // stopped after a failed step hands it to the plan's revision.
+  const atFailedStep = !!model.plan && model.plan.current !== undefined && !model.plan.concluded && model.plan.steps[model.plan.current]?.state === "failed";
+  const notePlaceholder = !resumable
+    ? "Send a message to continue"
+    : model.plan?.declined
+      ? "Or a note, to run the task as one run without the plan"
+      : atFailedStep
+        ? "Optional note for the plan's revision"
+        : "Optional note for the agent";
   // The running step ended: the plan is between its steps.
   const planTurnsOver = !!model.plan && model.plan.current !== undefined && !model.plan.concluded && ["done", "failed"].includes(model.plan.steps[model.plan.current]?.state ?? "");
   return (
@@ -1127,12 +1137,12 @@ export function SessionView({
             once the plan is over (its last step's "Turn 1" beside "Plan: 3/3 steps done"), nor
             between its steps (a step ended: its last turn is no news). A run after the plan
             says so ("Plan: 3/3 steps done · Step 2" read as the plan's step 2). */}
-        {model.step > 0 && !(model.plan?.concluded && model.runTrigger === "plan_step") && !(planTurnsOver && model.runTrigger === "plan_step") && (
+        {model.step > 0 && !(model.plan?.concluded && !model.runAfterPlan) && !planTurnsOver && (
           <span
             data-testid="step-count"
             title={`The agent's ${model.plan ? "turns" : "steps"} in this run. Each run (the task, a round after Request changes, a follow-up) counts from 1, within its step limit (Settings → Limits)`}
           >
-            {model.plan && !model.plan.concluded ? "Turn" : model.plan?.concluded ? "After the plan: step" : "Step"} {model.step}
+            {model.plan && !model.plan.concluded ? "Turn" : model.runAfterPlan ? "After the plan: step" : "Step"} {model.step}
           </span>
         )}
         {model.runClock && <RunTiming run={model.runClock} step={model.stepClock} live={running && model.runClock.finishedAt === undefined} />}
@@ -1255,7 +1265,7 @@ export function SessionView({
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
+          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.runAfterPlan ? undefined : model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (
@@ -1317,7 +1327,7 @@ export function SessionView({
             </div>
           )}
           <div className="row">
-            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={resumable ? "Optional note for the agent" : "Send a message to continue"} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
+            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder={notePlaceholder} aria-label="Message" data-testid="message-input" onKeyDown={(e) => {
                 // Only with a note: the focus comes here after a Cancel, and an Enter meant for
                 // something else must not start the run again. Resume alone is its button.
                 if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && message.trim()) {

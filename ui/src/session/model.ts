@@ -238,6 +238,9 @@ export interface SessionModel {
   managerAsked?: boolean;
   /** What started the current (or last) run: a plan's step, the task, a follow-up. */
   runTrigger?: RunTrigger;
+  /** The current (or last) run started after the session's plan had gone to review: a
+   * follow-up, no part of the plan. */
+  runAfterPlan?: boolean;
   /** The current (or last) step's timing: when it started, output so far, and when it ended. */
   stepClock?: StepClock;
   /** The run's own clock: from its start (a plan's first step) to its end, whatever the steps. */
@@ -373,6 +376,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // failure does: it resumes, it does not try again.
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving, afterCancel: next.status === "cancelled" || undefined });
       next.runTrigger = e.trigger;
+      next.runAfterPlan = !!next.plan?.concluded && !next.plan.declined;
+      // Each run counts its own steps from its first: the last run's count is no news.
+      next.step = 0;
       // After an approval or a rejection the rounds before are settled: a follow-up in the same
       // folder is reviewed afresh, and its undo covers only what it changes.
       if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false, earlier: undefined, earlierUnrecorded: undefined };

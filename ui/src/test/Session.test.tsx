@@ -1282,6 +1282,68 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("send-message")).toHaveTextContent("Resume");
   });
 
+  it("a plan's final check resumed after a cancel is the plan's, not a run after it; a resumed run shows no turn of the run before", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [], depends_on: [] });
+    const view = (title: string) => ({ step: step(title), state: "done" as StepState, end_reason: "verified_done" as const, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const base: PlanProjection = { mode: "on", steps: [view("Write a"), view("Write b")], revisions: [], replans: 0, current: 1, number: 2, of: 2, concluded: false, awaiting_review: false, budget_calls: 12, spent: { agent: 2, evaluator: 2, manager: 1 } };
+    const before = [
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      ev({ type: "plan_step_started", index: 1, number: 2, of: 2, title: "Write b" }),
+      ev({ type: "step_started", step: 1 }),
+      { ...ev({ type: "plan_step_finished", index: 1, end_reason: "verified_done", summary: "b" }), plan: base },
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "status_changed", status: "busy" }),
+    ];
+    script(before);
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Step 2/2 done · final check of the whole task");
+    expect(screen.queryByTestId("step-count"), "no agent turn runs: the last run's Turn 1 is no news").toBeNull();
+    unmount();
+    script([
+      ...before,
+      { ...ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent: 9, evaluator: 3, compaction: 0 } }), plan: { ...base, concluded: true } },
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Plan: 2/2 steps done");
+    expect(screen.queryByText(/After the plan/), "the final check was the plan's own").toBeNull();
+  });
+
+  it("the note's hint says where a note goes: without the plan, or to the plan's revision", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [], depends_on: [] });
+    const skipped = (title: string) => ({ step: step(title), state: "skipped" as StepState, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const declined: PlanProjection = { mode: "on", steps: [skipped("Write a"), skipped("Write b")], revisions: [], replans: 0, current: null, number: null, of: null, concluded: true, awaiting_review: false, declined: true, budget_calls: 12, spent: { agent: 0, evaluator: 0, manager: 1 } };
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      { ...ev({ type: "plan_reviewed", approved: false, edited: false, steps: [] }), plan: declined },
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ]);
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-resume")).toHaveTextContent("Resume brings the plan back for your go-ahead");
+    expect(screen.getByTestId("message-input").getAttribute("placeholder")).toBe("Or a note, to run the task as one run without the plan");
+    unmount();
+    seq = 0;
+    const failed = { step: step("Write a"), state: "failed" as StepState, end_reason: "stuck" as const, summary: null, output_data: null, replaced_because: null, decided_by: null };
+    const atFailed: PlanProjection = { ...declined, declined: false, concluded: false, steps: [failed, { ...skipped("Write b"), state: "pending" }], current: 0, number: 1, of: 2 };
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      { ...ev({ type: "plan_step_finished", index: 0, end_reason: "stuck", summary: "" }), plan: atFailed },
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-progress")).toHaveTextContent("Stopped after step 1/2 failed");
+    expect(screen.getByTestId("message-input").getAttribute("placeholder")).toBe("Optional note for the plan's revision");
+  });
+
   it("a task the manager ran as one step (plan mode auto) counts the manager's tokens with the evaluator's and says so, with no plan shown", async () => {
     seq = 0;
     script([
