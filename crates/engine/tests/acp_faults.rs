@@ -387,19 +387,25 @@ async fn an_agent_that_ignores_cancel_is_ended_with_its_whole_process_group() {
     assert_eq!(s.log("edits.log").lines().count(), edits, "nothing goes on editing once the session shows it cancelled");
 }
 
+/// `make` run by the agent, its output streamed in `lines` updates, each with all of it so far.
+fn streamed_make(lines: usize) -> Vec<Value> {
+    let mut updates = vec![
+        json!({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "bash", "kind": "execute", "status": "pending", "rawInput": {"command": "make"}}),
+    ];
+    let mut out = String::new();
+    for i in 0..lines {
+        out.push_str(&format!("compiling unit {i}\n"));
+        updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress", "content": [{"type": "content", "content": {"type": "text", "text": out}}]}));
+    }
+    updates
+}
+
 /// An agent that streams a command's output as it comes, an update every few milliseconds,
 /// each carrying all of it so far: the window sees it grow, a few times a second, and the
 /// session keeps a handful of them, not each (they would fill the database), ending with all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_streamed_output_is_stored_a_few_times_a_second_and_whole_at_its_end() {
-    let mut updates = vec![
-        json!({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "bash", "kind": "execute", "status": "pending", "rawInput": {"command": "make"}}),
-    ];
-    let mut out = String::new();
-    for i in 0..200 {
-        out.push_str(&format!("compiling unit {i}\n"));
-        updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress", "content": [{"type": "content", "content": {"type": "text", "text": out}}]}));
-    }
+    let mut updates = streamed_make(200);
     updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "completed"}));
     updates.push(text("Built it."));
     let s = Scripted::new(json!({"turns": [{"updates": updates, "delay_ms": 5}]}));
@@ -424,14 +430,7 @@ async fn a_commands_streamed_output_is_stored_a_few_times_a_second_and_whole_at_
 /// its newest output during the quiet, not only at its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_output_held_back_is_shown_when_it_goes_quiet() {
-    let mut updates = vec![
-        json!({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "bash", "kind": "execute", "status": "pending", "rawInput": {"command": "make"}}),
-    ];
-    let mut out = String::new();
-    for i in 0..20 {
-        out.push_str(&format!("compiling unit {i}\n"));
-        updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress", "content": [{"type": "content", "content": {"type": "text", "text": out}}]}));
-    }
+    let mut updates = streamed_make(20);
     updates.push(json!({"pause_ms": 1000}));
     updates.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "completed"}));
     updates.push(text("Built it."));
