@@ -494,7 +494,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         {/* One row for both: every row above the diff pushes the diff out of a short window. */}
         <dt>Used</dt>
         <dd>
-          <span data-testid="review-tokens">
+          {/* A follow-up's review read as if these were its own round's. */}
+          <span data-testid="review-tokens" title="The whole session's so far: every run of it (the task, each round of changes, each follow-up), this one included">
             {/* A plan's manager is counted with the evaluator: said, or "not asked" above reads as a contradiction. */}
             agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · {plan || managerAsked ? "evaluator and manager" : "evaluator"} {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
             {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""} tokens
