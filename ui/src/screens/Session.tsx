@@ -570,6 +570,11 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
             )}
             {s.outputData && <p className="muted small">For later steps: {s.outputData}</p>}
             {s.replacedBecause && <p className="muted small">Replaced: {s.replacedBecause}</p>}
+            {s.superseded && (
+              <p className="muted small" data-testid="step-superseded">
+                The plan was revised after it failed: the steps after it took over, and it is not counted in the steps done.
+              </p>
+            )}
           </li>
         ))}
       </ol>

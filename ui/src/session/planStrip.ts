@@ -17,6 +17,9 @@ function numberOf(plan: PlanView, index: number): string {
   return `${live.indexOf(index) + 1}/${live.length}`;
 }
 
+/** "1", "1 and 3", "1, 3 and 4". */
+const andList = (items: string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
+
 /** The strip's words for `plan`; `running`: a run of the session is at work now. */
 export function planStrip(plan: PlanView, running: boolean): PlanStrip | null {
   // Its review panel says it all.
@@ -29,7 +32,12 @@ export function planStrip(plan: PlanView, running: boolean): PlanStrip | null {
   }
   if (plan.number === undefined || plan.current === undefined) return null;
   const counted = plan.steps.filter((s) => s.state !== "replaced" && !s.superseded);
-  if (plan.concluded) return { text: `Plan: ${counted.filter((s) => s.state === "done").length}/${counted.length} steps done` };
+  if (plan.concluded) {
+    // The panel lists a failed step a revision took over; the count leaves it out, and says why.
+    const revisedAfter = plan.steps.flatMap((s, i) => (s.superseded ? [numberOf(plan, i).split("/")[0]] : []));
+    const why = revisedAfter.length === 0 ? "" : ` · revised after ${revisedAfter.length === 1 ? "step" : "steps"} ${andList(revisedAfter)} failed`;
+    return { text: `Plan: ${counted.filter((s) => s.state === "done").length}/${counted.length} steps done${why}` };
+  }
   const at = plan.steps[plan.current];
   if (!at) return null;
   const here = `Step ${numberOf(plan, plan.current)}`;

@@ -46,7 +46,12 @@ describe("the plan's words in the progress strip", () => {
 
   it("a concluded plan counts its steps done, leaving out replaced steps and failed ones a revision took over", () => {
     const p = plan([step("Write a", "done"), step("Write b", "failed", { superseded: true }), step("Fetch b", "done"), step("Old c", "replaced")], 2, { concluded: true });
-    expect(planStrip(p, false)).toEqual({ text: "Plan: 2/2 steps done" });
+    // The panel lists three steps, one failed: the strip says why it counts two.
+    expect(planStrip(p, false)).toEqual({ text: "Plan: 2/2 steps done · revised after step 2 failed" });
+    const twice = plan([step("A", "failed", { superseded: true }), step("B", "done"), step("C", "failed", { superseded: true }), step("D", "done")], 3, { concluded: true });
+    expect(planStrip(twice, false)?.text).toBe("Plan: 2/2 steps done · revised after steps 1 and 3 failed");
+    const plain = plan([step("Write a", "done"), step("Old b", "replaced"), step("Write b", "done")], 2, { concluded: true });
+    expect(planStrip(plain, false)?.text, "a replaced step is not listed as a step at all").toBe("Plan: 2/2 steps done");
   });
 
   it("a plan cancelled at its go-ahead says so, and that Resume brings it back", () => {
