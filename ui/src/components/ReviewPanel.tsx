@@ -166,6 +166,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const letGoUnmet = review.criteria.filter((c) => c.state === "unmet" && letGo.includes(c.id)).length;
   const unmetAsked = unmet - letGoUnmet;
   const comparing = useComparing(attempt?.group);
+  // A later round's review shows what that round used; the first shows the session's.
+  const round = review.roundTokens;
+  const shownTokens = round ?? review.tokens ?? { ...tokens, compaction: 0 };
   const worktree = place?.worktree && !place.removed ? place.worktree : undefined;
   // Started on a detached HEAD (a rebase or bisect under way), there is no branch to land on:
   // Approve keeps the task's branch, the one landing that can go through.
@@ -494,15 +497,28 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         {/* One row for both: every row above the diff pushes the diff out of a short window. */}
         <dt>Used</dt>
         <dd>
-          {/* A follow-up's review read as if these were its own round's. */}
-          <span data-testid="review-tokens" title="The whole session's so far: every run of it (the task, each round of changes, each follow-up), this one included">
+          {/* A later round's review says that round's own, and the session's beside it: a
+              follow-up's review read the session's total as its own. */}
+          <span
+            data-testid="review-tokens"
+            title={
+              round
+                ? "This round: the runs since the review before this one. Session: every run of it so far (the task, each round of changes, each follow-up), this one included"
+                : "The whole session's so far: every run of it (the task, each round of changes, each follow-up), this one included"
+            }
+          >
             {/* A plan's manager is counted with the evaluator: said, or "not asked" above reads as a contradiction. */}
-            agent {(review.tokens?.agent ?? tokens.agent).toLocaleString()} · {plan || managerAsked ? "evaluator and manager" : "evaluator"} {(review.tokens?.evaluator ?? tokens.evaluator).toLocaleString()}
-            {review.tokens && review.tokens.compaction > 0 ? ` · compaction ${review.tokens.compaction.toLocaleString()}` : ""} tokens
+            agent {shownTokens.agent.toLocaleString()} · {plan || managerAsked ? "evaluator and manager" : "evaluator"} {shownTokens.evaluator.toLocaleString()}
+            {shownTokens.compaction > 0 ? ` · compaction ${shownTokens.compaction.toLocaleString()}` : ""} tokens
+            {round && review.tokens ? ` this round (session: ${(review.tokens.agent + review.tokens.evaluator + review.tokens.compaction).toLocaleString()})` : ""}
           </span>
           {" · "}
           <span data-testid="review-cost" className={review.costUsd === undefined ? "muted" : undefined}>
-            {review.costUsd === undefined ? "cost: set prices in Settings to see it" : `$${review.costUsd.toFixed(4)}`}
+            {review.costUsd === undefined
+              ? "cost: set prices in Settings to see it"
+              : review.roundCostUsd !== undefined
+                ? `$${review.roundCostUsd.toFixed(4)} this round (session: $${review.costUsd.toFixed(4)})`
+                : `$${review.costUsd.toFixed(4)}`}
           </span>
         </dd>
       </dl>

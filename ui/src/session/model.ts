@@ -136,7 +136,11 @@ export interface Review {
   files: FileChange[];
   verification: string[];
   tokens?: { agent: number; evaluator: number; compaction: number };
+  /** What the runs since the session's review before this one used: a later round's own. */
+  roundTokens?: { agent: number; evaluator: number; compaction: number };
   costUsd?: number;
+  /** `costUsd` of the same round as `roundTokens`. */
+  roundCostUsd?: number;
   claimWords?: ClaimWords;
   verdictSummary?: string;
   /** The plan step the verdict was on, when a plan stopped short: not the whole task's. */
@@ -233,6 +237,10 @@ export interface SessionModel {
   review?: Review;
   endReason?: EndReason;
   tokens: { agent: number; evaluator: number };
+  /** The session's totals at its last review: the next review's round is counted from them. */
+  reviewedTokens?: { agent: number; evaluator: number; compaction: number };
+  /** The session's cost at its last review, when prices were set. */
+  reviewedCost?: number;
   /** The manager was asked (for a plan, or whether the task needs one): its tokens are in the
    * evaluator's count. */
   managerAsked?: boolean;
@@ -506,7 +514,12 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       if (e.source !== "truncation" && e.source !== "resume" && e.source !== "plan_step") next.cycle = { n: e.attempt, max: e.max };
       push({ kind: "continuation", key: `c-${e.seq}`, source: e.source, attempt: e.attempt, max: e.max, remaining: e.remaining, text: e.text });
       break;
-    case "review_requested":
+    case "review_requested": {
+      const before = next.reviewedTokens;
+      const roundTokens = before && e.tokens ? { agent: e.tokens.agent - before.agent, evaluator: e.tokens.evaluator - before.evaluator, compaction: e.tokens.compaction - before.compaction } : undefined;
+      if (e.tokens) next.reviewedTokens = e.tokens;
+      const roundCostUsd = roundTokens && next.reviewedCost !== undefined && e.cost_usd !== undefined ? e.cost_usd - next.reviewedCost : undefined;
+      next.reviewedCost = e.cost_usd;
       next.review = {
         reviewId: e.review_id,
         claim: e.claim,
@@ -516,7 +529,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         files: e.files_changed,
         verification: e.verification,
         tokens: e.tokens,
+        roundTokens,
         costUsd: e.cost_usd,
+        roundCostUsd,
         claimWords: e.claim_words,
         verdictSummary: e.verdict_summary,
         verdictOnStep: e.verdict_on_step,
@@ -534,6 +549,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         saidDone: e.claim === "none" && saysDone(lastWords(next.items)),
       };
       break;
+    }
     case "review_resolved":
       if (e.decision === "approve") next.approvedBefore = true;
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, occasion: e.occasion } };

@@ -1195,6 +1195,25 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-claim")).toHaveTextContent(/^no explicit claim in its last step$/);
   });
 
+  it("a later round's review says what that round used beside the whole session's: a follow-up read the session's total as its own", async () => {
+    seq = 0;
+    const reviewed = (id: string, agent: number, evaluator: number) =>
+      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator, compaction: 0 }, cost_usd: (agent + evaluator) / 100_000 });
+    script([
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      reviewed("r1", 9000, 1000),
+      ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "run_started", trigger: "message" }),
+      reviewed("r2", 9400, 1100),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const used = await screen.findByTestId("review-tokens");
+    expect(used).toHaveTextContent(/^agent 400 · evaluator 100 tokens this round \(session: 10,500\)$/);
+    expect(screen.getByTestId("review-cost")).toHaveTextContent(/^\$0\.0050 this round \(session: \$0\.1050\)$/);
+  });
+
   it("a plan's evaluations say what they judged: a step, the last step with the whole task, the whole task after it (also once resumed)", async () => {
     seq = 0;
     const judged = (cycle: number, summary: string) => ev({ type: "evaluation", cycle, verdict: "done", summary, remaining: [], parse_ok: true, stuck_reason: null, model: "judge", usage: { input_tokens: 1, output_tokens: 1 } });
