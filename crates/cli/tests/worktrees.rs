@@ -207,6 +207,35 @@ async fn two_tasks_at_once_in_a_repository_one_rejected_one_approved_leave_one_c
     assert_eq!(git(&r, &["branch", "--list", "finishline/*"]), "", "neither task's branch is left");
 }
 
+/// Two tasks approved at the same moment (two windows, a window and a terminal, two
+/// auto-approving runs ending together): the second waited for nothing and moved the branch
+/// under the first, which was then refused with "moved while the task was being landed: approve
+/// again". Landings in one repository take turns, and each lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_approved_at_the_same_moment_both_land_one_after_the_other() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0), writes("two.txt", "2\n", 0)]).await;
+    let r = repo(dir.path());
+    let (one, two) = (session_of(&cli.run("write one.txt", &r, &[])), session_of(&cli.run("write two.txt", &r, &[])));
+    let marker = dir.path().join("paused");
+    // The first has composed its landing and is about to move the branch.
+    let first = approve_paused_at(&cli, &one, "landing-started", &marker);
+    let second = cli
+        .cmd(&["sessions", "review", &two, "--approve", "--base-url", &cli.url, "--model", "m"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::remove_file(&marker).unwrap();
+    let (first, second) = (first.wait_with_output().unwrap(), second.wait_with_output().unwrap());
+    assert_eq!(first.status.code(), Some(0), "the first lands: {}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(second.status.code(), Some(0), "the second lands too: {}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(git(&r, &["log", "--format=%s", "-2", "main"]), "write two.txt\nwrite one.txt", "one after the other, the second caught up with the first");
+    assert_eq!(std::fs::read_to_string(r.join("one.txt")).unwrap(), "1\n");
+    assert_eq!(std::fs::read_to_string(r.join("two.txt")).unwrap(), "2\n");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is kept");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_agent_touches_the_folder() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;

@@ -778,12 +778,12 @@ impl Engine {
             occasion: None,
         };
         // Until the person's branch moves, Stop (the window's, as for a run) stops the landing.
-        if mode != LandingMode::Branch {
-            if stop.token.is_cancelled() {
-                return blocked(Blocked::stopped());
-            }
-            self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
-        }
+        // Held to the end: the next landing in the repository composes from where this one put
+        // the branch.
+        let _turn = match self.landing_turn(session, wt, mode, &stop.token)? {
+            Ok(turn) => turn,
+            Err(b) => return blocked(b),
+        };
         // Whatever is in the worktree lands, also what changed there after the review. Looking
         // for such changes (a status of the whole checkout, in a small repository the slowest
         // step) runs beside composing the landing from the branches as the run left them; when
@@ -879,6 +879,37 @@ impl Engine {
             None => landed,
         };
         self.landed(session, review, wt, resolved, landed)
+    }
+
+    /// A landing that moves the person's branch (not one that keeps the task's) waits for the
+    /// repository's other landings to finish (see [`landing::turn_file`]), saying so when it
+    /// must; Stop ends the wait, with nothing landed.
+    fn landing_turn(
+        &self,
+        session: &SessionId,
+        wt: &TaskWorktree,
+        mode: LandingMode,
+        stop: &CancellationToken,
+    ) -> Result<std::result::Result<Option<FolderLock>, Blocked>> {
+        if mode == LandingMode::Branch {
+            return Ok(Ok(None));
+        }
+        let mut turn = None;
+        if let Some(file) = landing::turn_file(wt) {
+            turn = FolderLock::try_acquire(&file)?;
+            if turn.is_none() {
+                let detail = "waiting for another task's landing in this repository to finish".to_string();
+                self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail })?;
+            }
+            while turn.is_none() && !stop.is_cancelled() {
+                turn = FolderLock::try_acquire_within(&file, std::time::Duration::from_millis(200))?;
+            }
+        }
+        if stop.is_cancelled() {
+            return Ok(Err(Blocked::stopped()));
+        }
+        self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail: "checking where the task lands".into() })?;
+        Ok(Ok(turn))
     }
 
     /// Records the approval and where the task landed, then removes its worktree; its branch

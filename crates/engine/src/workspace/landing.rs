@@ -574,6 +574,15 @@ fn commit_tree(repo: &Path, args: &[String], message: &str) -> Result<std::resul
     })
 }
 
+/// The lock landings in `wt`'s repository take turns with, in its git directory beside git's own
+/// (every Finishline process, and every task of the repository, sees the same one): between
+/// composing a landing from the person's branch and moving that branch, another landing moving
+/// it would have this one refused ("moved while the task was being landed"). `None` where the
+/// repository's git directory cannot be found; the landing then goes on alone, as it did.
+pub fn turn_file(wt: &TaskWorktree) -> Option<PathBuf> {
+    crate::workspace::worktree::common_dir(Path::new(&wt.repo)).map(|dir| dir.join("finishline-landing.lock"))
+}
+
 /// Moves the person's branch to the landing's commit (only if it is still where it was) and
 /// updates their checkout when it is on that branch; or writes the changes into their working
 /// tree for `uncommitted`. On a refusal nothing is left half done.

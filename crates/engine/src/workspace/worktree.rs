@@ -559,7 +559,7 @@ pub(crate) fn on_own_branch(wt: &TaskWorktree) -> Result<()> {
 
 /// The repository's own git directory (the one its worktrees share), read from the files git
 /// keeps rather than asked of git.
-fn common_dir(repo: &Path) -> Option<PathBuf> {
+pub(crate) fn common_dir(repo: &Path) -> Option<PathBuf> {
     let dot_git = repo.join(".git");
     if dot_git.is_dir() {
         return Some(dot_git);
