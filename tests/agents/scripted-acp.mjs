@@ -51,7 +51,10 @@ if (script.children) {
   log("pids.log", JSON.stringify({ agent: process.pid, child: child.pid, escaped: escaped?.pid ?? null }) + "\n");
 }
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
-let turn = 0;
+// With "load_session": true it offers session/load, and a process started again on the same
+// logs goes on with the turns from where the one before left off, as an agent that keeps its
+// sessions (Claude Code, Codex) takes up its own conversation again.
+let turn = script.load_session && existsSync(join(logs, "prompts.log")) ? readFileSync(join(logs, "prompts.log"), "utf8").split("\n").filter(Boolean).length : 0;
 let nextId = 1000;
 const waiting = new Map();
 let cancelled = null;
@@ -245,7 +248,7 @@ function answer(msg) {
         id: msg.id,
         result: {
           protocolVersion: 1,
-          agentCapabilities: { loadSession: false, ...(script.auth_status ? { _meta: { authStatus: {} } } : {}) },
+          agentCapabilities: { loadSession: !!script.load_session, ...(script.auth_status ? { _meta: { authStatus: {} } } : {}) },
           authMethods: authMethods(msg.params?.clientCapabilities),
           agentInfo: { name: "scripted", title: "Scripted agent", version: "1.0.0" },
         },
@@ -259,6 +262,8 @@ function answer(msg) {
     case "session/new":
       if (script.auth && !loggedIn()) return send({ id: msg.id, error: { code: -32000, message: "Authentication required", ...(script.auth === "key" ? { data: { envVars: ["SCRIPTED_KEY"] } } : {}) } });
       return send({ id: msg.id, result: { sessionId: "scripted-1" } });
+    case "session/load":
+      return send({ id: msg.id, result: {} });
     case "session/prompt":
       return void prompt(msg.id, msg.params);
     case "session/cancel":

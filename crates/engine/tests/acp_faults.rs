@@ -484,6 +484,40 @@ async fn an_agent_that_cancels_its_own_turn_is_not_reported_as_the_persons_cance
     assert!(o.has(|e| matches!(e, EngineEvent::TextDelta { text, .. } if text.contains("Half way through"))), "what it said is kept");
 }
 
+/// Resume after a cancel (the window's Resume, `sessions resume ID` with no words) and Retry after
+/// a failure send the agent on with the task. With nothing new to say, an ACP agent was sent an
+/// empty prompt (the built-in agent's model a conversation ending in its own words): it
+/// answered "Done." and the session ended as a conversation, the task never taken up again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_a_cancel_tells_the_agent_to_go_on_with_the_task() {
+    let s = Scripted::new(json!({"load_session": true, "turns": [{"updates": [text("Working on it")], "end": "hang"}, {"updates": [text("Going on.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
+    let (sid, handle) = h.engine.start_session("Write the report", &h.ws()).unwrap();
+    first_text(&h, &sid).await;
+    assert_eq!(h.engine.cancel(&sid), finishline_engine::agent::Stop::Stopped);
+    tokio::time::timeout(Duration::from_secs(30), handle).await.expect("cancel ends the run").unwrap();
+    assert_eq!(h.outcome(&sid).status, SessionStatus::Cancelled);
+    let resumed = h.engine.send_message(&sid, "").unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(20), resumed).await;
+    let o = h.outcome(&sid);
+    assert!(
+        waited.is_ok(),
+        "the resumed run ends: {:?}",
+        o.events.iter().map(|e| format!("{:?}", e.event).chars().take(200).collect::<String>()).collect::<Vec<_>>()
+    );
+    let prompts: Vec<String> = s.log("prompts.log").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    let resumed = &prompts[1];
+    assert!(
+        resumed.contains("stopped") && resumed.contains("go on") && resumed.contains("source=\"resume\""),
+        "the agent is told, as Finishline's words, to go on: {resumed:?}"
+    );
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Continuation { source: ContinuationSource::Resume, .. })),
+        "the window shows what Finishline told the agent, never as the person's words"
+    );
+}
+
 /// An agent deaf to the cancel that keeps asking to run commands: none of them is allowed once
 /// the person cancelled (not even with every tool allowed), nobody is asked about them, and its
 /// asking does not keep the stopped turn alive.

@@ -775,7 +775,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   verification: "Verification failed",
   evaluator: "Evaluator",
   step_checks: "The step's checks, without a model",
-  resume: "Resumed after a restart",
+  resume: "Told to go on",
   plan_step: "The step's brief",
   landing_conflict: "Resolve the conflict with the moved branch",
   review_comments: "Your comments on the diff",

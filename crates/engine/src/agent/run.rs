@@ -384,6 +384,18 @@ impl Run {
         Ok(())
     }
 
+    /// Whether the agent, sent on now with nothing added, would have nothing new to answer: its
+    /// own words end the conversation, or (an agent that keeps its conversation) anything that is
+    /// not a message it has not seen yet.
+    fn nothing_to_answer(&self) -> bool {
+        let keeps_its_own = self.worker.as_ref().is_some_and(|w| w.keeps_its_conversation());
+        match self.history.last() {
+            Some(ChatMessage::User { .. }) => false,
+            Some(ChatMessage::Tool { .. }) => keeps_its_own,
+            _ => true,
+        }
+    }
+
     async fn main(&mut self, start: RunStart) -> crate::Result<()> {
         // Cancelled while it was being set up: nothing is started, but the person's words are
         // kept, as a cancel a moment later would have kept them (a message they sent is theirs).
@@ -482,6 +494,16 @@ impl Run {
         } else if start.trigger == RunTrigger::Resume {
             // Engine text, never the person's: stored and shown as Finishline's own note.
             self.note(ContinuationSource::Resume, prompt::resume_note())?;
+        } else if start.trigger == RunTrigger::Message && self.nothing_to_answer() {
+            // Sent on with no words (Resume after a cancel, Retry after a failure) where the
+            // agent has nothing new to answer: told so, as after a restart, in words that say how
+            // the last run ended. A conversation that ends in the task or a tool's result is sent
+            // again as it is.
+            let ended = self.engine.store.events_of_types(&self.session, &["run_finished"])?.into_iter().rev().find_map(|e| match e.event {
+                EngineEvent::RunFinished { status, .. } => Some(status),
+                _ => None,
+            });
+            self.note(ContinuationSource::Resume, prompt::go_on_note(ended))?;
         }
         let plans = match start.plan {
             PlanMode::On => true,

@@ -51,6 +51,13 @@ pub(in crate::agent) trait Worker: Send + Sync {
     fn todo_gate(&self, _remaining: &[String]) -> Option<String> {
         None
     }
+
+    /// Whether the agent keeps its own conversation, and is sent only what is new since its last
+    /// turn (an external agent); else the whole conversation goes to the model each time, and a
+    /// tool's result at its end is something to answer.
+    fn keeps_its_conversation(&self) -> bool {
+        false
+    }
 }
 
 /// The worker a session keeps: the agent it started with (the engine's, when it is that one,

@@ -12,7 +12,11 @@ use crate::provider::StopReason;
 /// One report from the agent during a turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnItem {
-    Text(String),
+    /// Text of the agent's answer, with the message it belongs to when the agent names it.
+    Text {
+        text: String,
+        message: Option<String>,
+    },
     Thought(String),
     /// A tool call the agent runs itself: first seen, or an update of what is known of it. Every
     /// field but the id is what changed.
@@ -80,7 +84,9 @@ fn output(content: &[ToolCallContent], raw: Option<&Value>) -> Option<String> {
 /// The report a `session/update` makes.
 pub fn map_update(u: &SessionUpdate) -> TurnItem {
     match u {
-        SessionUpdate::AgentMessageChunk(c) => block_text(&c.content).map(TurnItem::Text).unwrap_or(TurnItem::Other),
+        SessionUpdate::AgentMessageChunk(c) => {
+            block_text(&c.content).map(|text| TurnItem::Text { text, message: c.message_id.as_ref().map(|m| m.0.to_string()) }).unwrap_or(TurnItem::Other)
+        }
         SessionUpdate::AgentThoughtChunk(c) => block_text(&c.content).map(TurnItem::Thought).unwrap_or(TurnItem::Other),
         SessionUpdate::ToolCall(t) => TurnItem::Tool(ToolReport {
             id: t.tool_call_id.0.to_string(),
@@ -219,7 +225,12 @@ mod tests {
     fn message_and_thought_chunks_become_text_and_reasoning() {
         assert_eq!(
             map_update(&update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}))),
-            TurnItem::Text("Hel".into())
+            TurnItem::Text { text: "Hel".into(), message: None }
+        );
+        assert_eq!(
+            map_update(&update(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "Hel"}}))),
+            TurnItem::Text { text: "Hel".into(), message: Some("m1".into()) },
+            "the message a chunk belongs to, when the agent names it"
         );
         assert_eq!(
             map_update(&update(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}))),

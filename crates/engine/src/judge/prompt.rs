@@ -43,6 +43,19 @@ pub fn resume_note() -> String {
     "Finishline was restarted. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown.".into()
 }
 
+/// What a run the person sent on without words of theirs tells the model: Resume after a cancel,
+/// Retry after a failure. Without it the agent got nothing new (an ACP agent an empty prompt),
+/// answered as if asked nothing, and the task was never taken up again.
+pub fn go_on_note(after: Option<crate::domain::SessionStatus>) -> String {
+    use crate::domain::SessionStatus;
+    match after {
+        Some(SessionStatus::Cancelled) => "Your last turn was stopped before it ended, and the person now asks you to go on. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown (a command may have been cut short).",
+        Some(SessionStatus::Failed) => "Your last turn ended on an error before the task was finished, and the person asks you to go on. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown.",
+        _ => "The person asks you to go on with the task. Check the workspace for what is already done before you change anything.",
+    }
+    .into()
+}
+
 pub fn truncation() -> String {
     "Your last answer was cut off. Continue exactly where you stopped, without repeating what you already wrote.".into()
 }

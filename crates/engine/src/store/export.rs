@@ -315,7 +315,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "evaluator: work remains",
         ContinuationSource::StepChecks => "the step's checks, without a model: criteria unmet",
-        ContinuationSource::Resume => "resumed after a restart",
+        ContinuationSource::Resume => "resumed: told to go on",
         ContinuationSource::PlanStep => "plan step: the step's brief",
         ContinuationSource::LandingConflict => "resolve the conflict with the moved branch",
         ContinuationSource::NewWorktree => "a new worktree",

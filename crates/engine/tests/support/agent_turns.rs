@@ -121,7 +121,11 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
         assert!(Instant::now() < until, "the agent never asked its model: {}", story(&h.outcome(&sid)));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Its first words are in: the turn has something of its own to be resumed from.
+    while !h.outcome(&sid).events.iter().any(|e| matches!(e.event, EngineEvent::TextDelta { .. })) {
+        assert!(Instant::now() < until, "the agent never said anything: {}", story(&h.outcome(&sid)));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let groups = recorded_groups(h.data.path());
     assert!(!groups.is_empty(), "the agent runs in a recorded process group");
     let asked = Instant::now();
@@ -132,6 +136,25 @@ pub async fn cancel_mid_turn_ends_its_whole_process_group_and_records_the_sessio
         assert!(asked.elapsed() < Duration::from_secs(15), "every process of the agent is gone within 15 s of the cancel");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // Resume, with no words of the person's: the agent is told to go on with the task. It was
+    // sent an empty prompt, and answered it as if asked nothing.
+    let mut r = real.side_calls();
+    r.extend([finishline_evaluator(done_verdict(), None), finishline_side_calls(), real.turn(json!({}), json!({"text": DONE}))]);
+    h.server.set_scenario(rules(json!(r)));
+    let before = h.server.requests().len();
+    let resumed = h.engine.send_message(&sid, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(90), resumed).await.expect("the resumed run ends").unwrap();
+    let o = h.outcome(&sid);
+    let asked = o.requests[before..]
+        .iter()
+        .find(|r| r.kind == fake_llm::RequestKind::Agent && r.protocol == real.protocol())
+        .unwrap_or_else(|| panic!("{}", story(&o)));
+    assert!(
+        asked.last_message.contains("stopped before it ended") && asked.last_message.contains("go on"),
+        "the agent's model is asked to go on: {:?}\n{}",
+        asked.last_message,
+        o.requests[before..].iter().map(|r| format!("{:?}/{:?} {:.300}", r.protocol, r.kind, r.last_message)).collect::<Vec<_>>().join("\n")
+    );
 }
 
 /// An agent that is not installed: the task is refused before a session or a worktree is made,

@@ -75,6 +75,10 @@ impl Worker for AcpAgent {
     fn todo_gate(&self, remaining: &[String]) -> Option<String> {
         Some(crate::judge::prompt::todo_gate_external(remaining))
     }
+
+    fn keeps_its_conversation(&self) -> bool {
+        true
+    }
 }
 
 /// Where the messages the agent has not seen start: the trailing run of the person's and
@@ -213,6 +217,33 @@ fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
         "<system-reminder source=\"resume\">This task was started earlier; you are continuing it in a new session. The task:\n{task}\n\nWhat happened so far, oldest first:\n{digest}Check the workspace for what is already done before you change anything.</system-reminder>\n\n{}",
         new.join("\n\n")
     )
+}
+
+/// What the agent said in its turn. Chunks of another message than the one before (another
+/// `messageId`, or none after one) start a paragraph of their own: a notice (Claude Code's, which
+/// names no message) and the reply after it ran together ("…billingDone: made new.txt.") in the
+/// window, in the history and in what the evaluator read.
+#[derive(Default)]
+struct Said {
+    text: String,
+    /// The message of the last chunk; `None` before the first.
+    message: Option<Option<String>>,
+}
+
+impl Said {
+    /// Adds a chunk; returns what it added (the chunk, after a paragraph break when it begins
+    /// another message), to be streamed as it is stored.
+    fn push(&mut self, chunk: &str, message: Option<String>) -> String {
+        let another = self.message.as_ref().is_some_and(|m| *m != message);
+        self.message = Some(message);
+        let piece = if another && !self.text.is_empty() && !self.text.ends_with("\n\n") {
+            format!("{}{chunk}", if self.text.ends_with('\n') { "\n" } else { "\n\n" })
+        } else {
+            chunk.to_string()
+        };
+        self.text.push_str(&piece);
+        piece
+    }
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -466,7 +497,7 @@ impl Run {
         let mut turn = AbortOnDrop(tokio::spawn(async move { turn_conn.prompt(prompt).await }));
 
         let mut batcher = DeltaBatcher::default();
-        let mut text = String::new();
+        let mut said = Said::default();
         let mut reasoning_chars = 0usize;
         let mut tools: Vec<AgentTool> = Vec::new();
         let idle = self.engine.config.step_limit;
@@ -505,7 +536,7 @@ impl Run {
                         // A call started while the turn is being stopped is none of its work:
                         // nothing more will be allowed to run.
                         Some(AgentMessage::Update(item)) if halt.is_some() && starts_call(&item, &tools) => {}
-                        Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                        Some(AgentMessage::Update(item)) => self.apply_item(item, &message_id, &mut batcher, &mut said, &mut reasoning_chars, &mut tools)?,
                         // Once the turn is being stopped (cancelled, timed out, denied), an
                         // agent deaf to session/cancel may go on asking: nothing more is
                         // allowed and nobody is asked, and its asking does not put off the end.
@@ -541,7 +572,7 @@ impl Run {
         while let Ok(m) = rx.try_recv() {
             match m {
                 AgentMessage::Update(item) if halt.is_some() && starts_call(&item, &tools) => {}
-                AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut text, &mut reasoning_chars, &mut tools)?,
+                AgentMessage::Update(item) => self.apply_item(item, &message_id, &mut batcher, &mut said, &mut reasoning_chars, &mut tools)?,
                 // Asked after its turn ended: nobody is asked any more.
                 other => refuse_late(other),
             }
@@ -553,6 +584,7 @@ impl Run {
         if let (Some((_, slot)), Some(rx)) = (ext.claims.as_mut(), claims_rx) {
             *slot = rx;
         }
+        let text = said.text;
         let ran = self.record_turn(&text, &mut tools, matches!(halt, Some(Halt::Cancelled)))?;
 
         // What the agent said it spent, if it ended its turn: kept for a turn stopped after all.
@@ -610,13 +642,13 @@ impl Run {
         item: TurnItem,
         message_id: &MessageId,
         batcher: &mut DeltaBatcher,
-        text: &mut String,
+        said: &mut Said,
         reasoning_chars: &mut usize,
         tools: &mut Vec<AgentTool>,
     ) -> crate::Result<()> {
         match item {
-            TurnItem::Text(t) => {
-                text.push_str(&t);
+            TurnItem::Text { text, message } => {
+                let t = said.push(&text, message);
                 if let Some(e) = batcher.push(message_id, false, &t, Instant::now()) {
                     self.emit(e)?;
                 }
@@ -650,7 +682,7 @@ impl Run {
                 }
                 self.emit_all(events)?;
                 if let Some(todos) = todos {
-                    self.apply_item(TurnItem::Todos(todos), message_id, batcher, text, reasoning_chars, tools)?;
+                    self.apply_item(TurnItem::Todos(todos), message_id, batcher, said, reasoning_chars, tools)?;
                 }
             }
             TurnItem::Todos(todos) => {
@@ -856,6 +888,20 @@ fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_message_in_a_turn_starts_a_paragraph_so_a_notice_and_the_reply_after_it_do_not_run_together() {
+        let mut said = Said::default();
+        for (chunk, message) in
+            [("Using the gateway for auto-mode billing", None), ("Done: ", Some("m1")), ("made new.txt.", Some("m1")), ("Checked it.", Some("m2"))]
+        {
+            said.push(chunk, message.map(String::from));
+        }
+        assert_eq!(said.text, "Using the gateway for auto-mode billing\n\nDone: made new.txt.\n\nChecked it.");
+        let mut plain = Said::default();
+        assert_eq!((plain.push("Hel", None), plain.push("lo", None)), ("Hel".to_string(), "lo".to_string()));
+        assert_eq!(plain.text, "Hello", "an agent that names no messages streams one, as it always did");
+    }
 
     #[test]
     fn the_first_turn_is_the_task_and_later_turns_are_only_what_is_new() {
