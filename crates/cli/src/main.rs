@@ -361,6 +361,8 @@ pub struct RunOptions {
     #[arg(long)]
     pub verify: Vec<String>,
     /// Model steps per run before it ends as "step limit reached" (default: the settings', 60).
+    /// An external agent's whole turn is one step: its own tool calls are not counted, and what
+    /// bounds it is --step-timeout (its silence) and a cancel.
     #[arg(long)]
     pub max_steps: Option<u32>,
     /// Seconds one model answer (or an external agent's silence) may take before it is stopped

@@ -388,7 +388,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       <fieldset className="panel" key={`limits-${imports}`}>
         <legend>Limits</legend>
         <div className="grid3">
-          <label className="field">
+          <label className="field" title="Model calls of Finishline's own agent in one run. An external agent's whole turn is one step (its own tool calls are not counted): the step timeout, on its silence, and Cancel bound it.">
             <span>Max steps per run</span>
             <NumberInput min={1} value={draft.limits.max_steps} onChange={(n) => setLimit("max_steps", n)} />
           </label>

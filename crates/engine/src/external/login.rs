@@ -198,6 +198,17 @@ pub fn what_to_do(label: &str, agent_message: &str, detail: Option<&str>, method
     if let Some(d) = detail.filter(|d| !d.trim().is_empty()) {
         said.push_str(&format!("; {}", d.trim().trim_end_matches('.')));
     }
+    // "Invalid API key", "API key is incorrect": a key was given, and it is the thing to fix.
+    let lower = said.to_lowercase();
+    let key_refused = lower.contains("api key") && ["invalid", "incorrect", "refused", "rejected", "unauthorized", "401"].iter().any(|w| lower.contains(w));
+    if key_refused {
+        let mut text = format!("{label} says the API key it was given is refused ({said}): check the key in its environment (and the server address, if you set one), then run the task again.");
+        if !methods.is_empty() {
+            let ways: Vec<String> = methods.iter().map(|m| m.instruction(label)).collect();
+            text.push_str(&format!(" Or log in to {label} another way: {}.", ways.join("; ")));
+        }
+        return text;
+    }
     let mut text = format!("{label} needs you to log in ({said}).");
     if methods.is_empty() {
         text.push_str(&format!(" It offers no way to log in from here: log in with {label}'s own command in a terminal, then run the task again."));
@@ -256,5 +267,21 @@ mod tests {
         let detail = error_detail(Some(&json!({"envVars": ["CODEX_API_KEY", "OPENAI_API_KEY"]})));
         let text = what_to_do("Codex", "CODEX_API_KEY or OPENAI_API_KEY is not set", detail.as_deref(), &[]);
         assert!(text.contains("it reads its key from CODEX_API_KEY or OPENAI_API_KEY") && text.contains("log in with Codex's own command"), "{text}");
+    }
+
+    /// Claude Code with a wrong `ANTHROPIC_API_KEY` (or a server that refuses it) says "Invalid
+    /// API key" as its login error: it read as "needs you to log in", which sent the person to
+    /// log in when the key they set was the thing to fix.
+    #[test]
+    fn a_key_the_agent_says_is_refused_is_named_as_the_thing_to_fix_before_the_ways_to_log_in() {
+        let methods = parse_methods(
+            &json!([{"id": "console-login", "name": "Anthropic Console", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]}]),
+            Path::new("claude-agent-acp"),
+            &[],
+        );
+        let text = what_to_do("Claude Code", "Invalid API key · Fix external API key", None, &methods);
+        assert!(text.starts_with("Claude Code says the API key it was given is refused (Invalid API key · Fix external API key): "), "{text}");
+        assert!(text.contains("check the key in its environment (and the server address, if you set one)"), "{text}");
+        assert!(text.contains("Or log in to Claude Code another way") && text.contains("auth login --console"), "{text}");
     }
 }
