@@ -251,13 +251,8 @@ async fn allow_for_the_session_answers_the_agents_next_request_without_asking_ag
     )
     .await;
     let (sid, handle) = h.engine.start_session("Run echo twice", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let request = loop {
-        if let EngineEvent::PermissionRequested { request_id, tool, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            assert_eq!((tool.as_str(), input["command"].as_str()), ("bash", Some("echo hi")), "the prompt shows the agent's tool and exactly what it will run");
-            break request_id;
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, tool, input, .. } = first_request(&h, &sid).await else { unreachable!() };
+    assert_eq!((tool.as_str(), input["command"].as_str()), ("bash", Some("echo hi")), "the prompt shows the agent's tool and exactly what it will run");
     h.engine.respond_permission(&request, PermissionDecision::AllowSession).unwrap();
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
     let o = h.outcome(&sid);
@@ -302,14 +297,9 @@ async fn a_command_in_the_clients_terminal_asks_like_run_command_and_runs_in_the
         "terminal": {"command": "sh", "args": ["-c", "echo in $(pwd); echo token=${FINISHLINE_ACP_TEST_TOKEN:-none}; touch ran.txt"]}}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Run the check", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let request = loop {
-        if let EngineEvent::PermissionRequested { request_id, tool, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            assert_eq!(tool, "run_command", "a terminal command is gated like the built-in shell tool");
-            assert!(input["command"].as_str().unwrap().starts_with("sh -c echo in"), "the prompt shows the command line: {input}");
-            break request_id;
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, tool, input, .. } = first_request(&h, &sid).await else { unreachable!() };
+    assert_eq!(tool, "run_command", "a terminal command is gated like the built-in shell tool");
+    assert!(input["command"].as_str().unwrap().starts_with("sh -c echo in"), "the prompt shows the command line: {input}");
     assert!(h.read("ran.txt").is_none(), "nothing runs before the person answers");
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
@@ -351,6 +341,20 @@ async fn group_gone(pgid: u32, within: Duration) -> bool {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The first question the session puts to the person (a `PermissionRequested`), once asked.
+async fn first_request(h: &Harness, sid: &SessionId) -> EngineEvent {
+    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
+    let wait = async {
+        loop {
+            let e = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event;
+            if matches!(e, EngineEvent::PermissionRequested { .. }) {
+                return e;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait).await.expect("the agent asks the person")
 }
 
 async fn first_text(h: &Harness, sid: &SessionId) {
@@ -568,12 +572,7 @@ async fn an_agent_that_keeps_asking_after_a_denial_does_not_ask_the_person_again
     let s = Scripted::new(json!({"turns": [{"updates": [text("Running commands")], "end": "pester"}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let request = loop {
-        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            break request_id;
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, .. } = first_request(&h, &sid).await else { unreachable!() };
     h.engine.respond_permission(&request, PermissionDecision::Deny).unwrap();
     tokio::time::timeout(Duration::from_secs(15), handle).await.expect("the denial ends the turn however the agent goes on asking").unwrap();
     let o = h.outcome(&sid);
@@ -603,12 +602,7 @@ async fn answering_a_permission_after_the_step_limit_does_not_stop_the_turn() {
     );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(1)).await;
     let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let request = loop {
-        if let EngineEvent::PermissionRequested { request_id, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            break request_id;
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, .. } = first_request(&h, &sid).await else { unreachable!() };
     tokio::time::sleep(Duration::from_millis(2500)).await;
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
@@ -629,12 +623,7 @@ async fn an_agent_offering_only_always_is_asked_in_those_words_and_once_is_never
     );
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Run echo", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let (request, reason) = loop {
-        if let EngineEvent::PermissionRequested { request_id, reason, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            break (request_id, reason);
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, reason, .. } = first_request(&h, &sid).await else { unreachable!() };
     assert!(reason.contains("only \"Always allow\"") && reason.contains("without asking again"), "the person learns that allowing is for good: {reason}");
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
@@ -737,12 +726,7 @@ async fn allowing_one_of_an_agents_writes_for_the_session_covers_its_next_file()
     not_yet["times"] = json!(1);
     let h = harness(&s, json!([not_yet, evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Write a.txt and b.txt", &h.ws()).unwrap();
-    let mut sub = Box::pin(h.store.subscribe(sid.clone(), 0));
-    let (request, input) = loop {
-        if let EngineEvent::PermissionRequested { request_id, input, .. } = futures_util::StreamExt::next(&mut sub).await.unwrap().unwrap().event {
-            break (request_id, input);
-        }
-    };
+    let EngineEvent::PermissionRequested { request_id: request, input, .. } = first_request(&h, &sid).await else { unreachable!() };
     assert_eq!(input, json!({"path": "a.txt"}), "the question shows the file");
     h.engine.respond_permission(&request, PermissionDecision::AllowSession).unwrap();
     tokio::time::timeout(Duration::from_secs(30), handle).await.unwrap().unwrap();
