@@ -896,13 +896,21 @@ impl Engine {
         }
         let mut turn = None;
         if let Some(file) = landing::turn_file(wt) {
-            turn = FolderLock::try_acquire(&file)?;
-            if turn.is_none() {
+            // A lock that cannot be taken at all (a file system without locks, a git directory
+            // nobody may write in) leaves the landing to go on alone, as before turns.
+            let held_elsewhere = match FolderLock::try_acquire(&file) {
+                Ok(taken) => {
+                    turn = taken;
+                    turn.is_none()
+                }
+                Err(_) => false,
+            };
+            if held_elsewhere {
                 let detail = "waiting for another task's landing in this repository to finish".to_string();
                 self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail })?;
-            }
-            while turn.is_none() && !stop.is_cancelled() {
-                turn = FolderLock::try_acquire_within(&file, std::time::Duration::from_millis(200))?;
+                while turn.is_none() && !stop.is_cancelled() {
+                    turn = FolderLock::try_acquire_within(&file, std::time::Duration::from_millis(200))?;
+                }
             }
         }
         if stop.is_cancelled() {
@@ -1838,9 +1846,21 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
         task_tip: task_tip.clone(),
         on_target: false,
     };
+    // Its turn, as a landing's: a landing under way in another process composed from the branch
+    // as it is, and would be refused if this one moved it now. Taken up at the next start then.
+    let turn = match landing::turn_file(&wt) {
+        Some(file) => match FolderLock::try_acquire(&file) {
+            Ok(Some(turn)) => Some(turn),
+            Ok(None) => return false,
+            Err(_) => None,
+        },
+        None => None,
+    };
     let files: Vec<String> = new_commit.as_ref().or(task_tip.as_ref()).and_then(|n| worktree::changed_between(&wt, old_tip, n).ok()).unwrap_or_default();
     let c = Composed { files, ..c };
-    match landing::finish_interrupted(&wt, &c) {
+    let finished = landing::finish_interrupted(&wt, &c);
+    drop(turn);
+    match finished {
         Ok(Ok(())) => {
             let landed = LandedSummary {
                 mode: *mode,
