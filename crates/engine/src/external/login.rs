@@ -200,7 +200,10 @@ pub fn what_to_do(label: &str, agent_message: &str, detail: Option<&str>, method
     }
     // "Invalid API key", "API key is incorrect": a key was given, and it is the thing to fix.
     let lower = said.to_lowercase();
-    let key_refused = lower.contains("api key") && ["invalid", "incorrect", "refused", "rejected", "unauthorized", "401"].iter().any(|w| lower.contains(w));
+    let missing = ["missing", "not set", "not provided", "no api key", "not found", "required"].iter().any(|w| lower.contains(w));
+    let refused = ["invalid", "incorrect", "not valid", "refused", "rejected", "unauthorized"].iter().any(|w| lower.contains(w))
+        || lower.split(|c: char| !c.is_ascii_digit()).any(|n| n == "401");
+    let key_refused = lower.contains("api key") && refused && !missing;
     if key_refused {
         let mut text = format!("{label} says the API key it was given is refused ({said}): check the key in its environment (and the server address, if you set one), then run the task again.");
         if !methods.is_empty() {
@@ -283,5 +286,9 @@ mod tests {
         assert!(text.starts_with("Claude Code says the API key it was given is refused (Invalid API key · Fix external API key): "), "{text}");
         assert!(text.contains("check the key in its environment (and the server address, if you set one)"), "{text}");
         assert!(text.contains("Or log in to Claude Code another way") && text.contains("auth login --console"), "{text}");
+        assert!(what_to_do("Gemini CLI", "API key not valid. Please pass a valid API key.", None, &[]).contains("is refused"), "Google's words for it");
+        for missing in ["No API key provided (401 Unauthorized)", "API key is missing", "Set an API key at http://127.0.0.1:4010"] {
+            assert!(what_to_do("Claude Code", missing, None, &methods).contains("needs you to log in"), "no key given is a login to make: {missing}");
+        }
     }
 }

@@ -49,8 +49,8 @@ pub fn resume_note() -> String {
 pub fn go_on_note(after: Option<crate::domain::SessionStatus>) -> String {
     use crate::domain::SessionStatus;
     match after {
-        Some(SessionStatus::Cancelled) => "Your last turn was stopped before it ended, and the person now asks you to go on. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown (a command may have been cut short).",
-        Some(SessionStatus::Failed) => "Your last turn ended on an error before the task was finished, and the person asks you to go on. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown.",
+        Some(SessionStatus::Cancelled) => "The last run was stopped before it ended, and the person now asks you to go on. Continue the task from where you were; check the workspace for the state of anything whose outcome is unknown (a command may have been cut short).",
+        Some(SessionStatus::Failed) => "The last run ended on an error, and the person asks you to go on. Continue the task from where you were; check the workspace for what is already done and the state of anything whose outcome is unknown.",
         _ => "The person asks you to go on with the task. Check the workspace for what is already done before you change anything.",
     }
     .into()

@@ -220,7 +220,7 @@ fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
 }
 
 /// What the agent said in its turn. Chunks of another message than the one before (another
-/// `messageId`, or none after one) start a paragraph of their own: a notice (Claude Code's, which
+/// `messageId`, or one after chunks that named none) start a paragraph of their own: a notice (Claude Code's, which
 /// names no message) and the reply after it ran together ("…billingDone: made new.txt.") in the
 /// window, in the history and in what the evaluator read.
 #[derive(Default)]
@@ -234,7 +234,10 @@ impl Said {
     /// Adds a chunk; returns what it added (the chunk, after a paragraph break when it begins
     /// another message), to be streamed as it is stored.
     fn push(&mut self, chunk: &str, message: Option<String>) -> String {
-        let another = self.message.as_ref().is_some_and(|m| *m != message);
+        // A chunk naming no message after one that did is taken as more of it: an agent may name
+        // a message on its first chunk only.
+        let another =
+            matches!((&self.message, &message), (Some(Some(was)), Some(now)) if was != now) || matches!((&self.message, &message), (Some(None), Some(_)));
         self.message = Some(message);
         let piece = if another && !self.text.is_empty() && !self.text.ends_with("\n\n") {
             format!("{}{chunk}", if self.text.ends_with('\n') { "\n" } else { "\n\n" })
@@ -898,6 +901,11 @@ mod tests {
             said.push(chunk, message.map(String::from));
         }
         assert_eq!(said.text, "Using the gateway for auto-mode billing\n\nDone: made new.txt.\n\nChecked it.");
+        let mut first_only = Said::default();
+        for (chunk, message) in [("Hel", Some("m1")), ("lo", None), (" there.", None)] {
+            first_only.push(chunk, message.map(String::from));
+        }
+        assert_eq!(first_only.text, "Hello there.", "a message named on its first chunk only is one message");
         let mut plain = Said::default();
         assert_eq!((plain.push("Hel", None), plain.push("lo", None)), ("Hel".to_string(), "lo".to_string()));
         assert_eq!(plain.text, "Hello", "an agent that names no messages streams one, as it always did");
