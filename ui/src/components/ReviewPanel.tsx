@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { END_LABEL, landedText, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
@@ -52,6 +52,15 @@ interface Props {
   attempt?: { group: string; number: number; of: number } | null;
   /** Where a decision refused for want of a provider (or a refused key) is fixed. */
   onOpenSettings?: () => void;
+  /** What the session does now, as the engine says: a landing's steps while Approve lands. */
+  activity?: { phase: Phase; detail: string };
+}
+
+/** What a landing under way does now: its own step when the engine said one, else the whole. */
+export function landingWords(on: string, activity?: { phase: Phase; detail: string }): string {
+  if (activity?.phase === "landing") return `Landing on ${on}: ${activity.detail}…`;
+  if (activity?.phase === "verifying") return `Landing on ${on}: checking again ${activity.detail}…`;
+  return `Landing the task on ${on}…`;
 }
 
 const AGENT_RESOLVES: readonly LandingBlock[] = ["conflict", "conflict_markers", "verification_failed"];
@@ -145,7 +154,7 @@ export function sendLabel(feedback: string, comments: number, carried = 0): stri
   return `Send ${parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0]}`;
 }
 
-export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings }: Props) {
+export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings, activity }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   // The person's comments from the last review that the judge could not confirm met.
@@ -518,7 +527,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
               ? "cost: set prices in Settings to see it"
               : review.roundCostUsd !== undefined
                 ? `$${review.roundCostUsd.toFixed(4)} this round (session: $${review.costUsd.toFixed(4)})`
-                : `$${review.costUsd.toFixed(4)}`}
+                : `$${review.costUsd.toFixed(4)}${round ? " (session)" : ""}`}
           </span>
         </dd>
       </dl>
@@ -786,17 +795,6 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         </span>
         </div>
       )}
-      {landingOn && (
-        <p className="muted small" role="status" data-testid="deciding">
-          Landing the task on {landingOn}… If the branch moved since the task began, the task is rebased and checked again first.{" "}
-          {sessionId && (
-            // The checks again may take minutes; stopped before the branch moves, nothing lands.
-            <button className="btn small" onClick={() => void ipc.cancelRun(sessionId).catch((e) => setError(e as AppError))} title="Nothing lands; the review waits for you">
-              Stop landing
-            </button>
-          )}
-        </p>
-      )}
       {undoing && (
         <p className="muted small" role="status" data-testid="deciding">
           Undoing the task's changes… If another task's tools are at work in this folder, this waits for them (up to 10 s).
@@ -819,7 +817,18 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         </p>
       )}
       <div className="actions review-actions">
-        {noBranch || (worktree && nothingToLand) ? null : worktree ? (
+        {/* In the bar with the buttons it greys out: below the fold of the dock it went unseen. */}
+        {landingOn ? (
+          <span className="muted small grow" role="status" data-testid="deciding">
+            {landingWords(landingOn, activity)} If the branch moved since the task began, the task is rebased and checked again first.{" "}
+            {sessionId && (
+              // The checks again may take minutes; stopped before the branch moves, nothing lands.
+              <button className="btn small" onClick={() => void ipc.cancelRun(sessionId).catch((e) => setError(e as AppError))} title="Nothing lands; the review waits for you">
+                Stop landing
+              </button>
+            )}
+          </span>
+        ) : noBranch || (worktree && nothingToLand) ? null : worktree ? (
           <label className="field inline" title="How the approved task lands on your branch">
             <span className="muted small">Land</span>
             <select value={landing} onChange={(e) => setLanding(e.target.value as LandingMode)} data-testid="landing-mode">

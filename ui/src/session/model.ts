@@ -518,7 +518,10 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       const before = next.reviewedTokens;
       const roundTokens = before && e.tokens ? { agent: e.tokens.agent - before.agent, evaluator: e.tokens.evaluator - before.evaluator, compaction: e.tokens.compaction - before.compaction } : undefined;
       if (e.tokens) next.reviewedTokens = e.tokens;
-      const roundCostUsd = roundTokens && next.reviewedCost !== undefined && e.cost_usd !== undefined ? e.cost_usd - next.reviewedCost : undefined;
+      // Each review prices the whole session at the prices of its day: a difference below zero
+      // (prices lowered since) is no round's cost.
+      const roundCost = roundTokens && next.reviewedCost !== undefined && e.cost_usd !== undefined ? e.cost_usd - next.reviewedCost : undefined;
+      const roundCostUsd = roundCost !== undefined && roundCost >= 0 ? roundCost : undefined;
       next.reviewedCost = e.cost_usd;
       next.review = {
         reviewId: e.review_id,
@@ -760,7 +763,7 @@ function elsewhereText(at: CheckoutElsewhere, target: string): string {
 export function landedText(l: Landed, reviewed = 0): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
   if (l.files.length === 0 && !l.branch_kept && reviewed > 0) return `Nothing to land: ${l.target_branch ?? "the branch"} already holds everything the task changed.`;
-  if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task changed no file git tracks.";
+  if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task left every file git tracks as it was.";
   if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).${l.checkout_elsewhere ? ` ${elsewhereText(l.checkout_elsewhere, l.target_branch)}` : ""}`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
   if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later: \`git merge ${l.branch_kept}\` on the branch you want it on takes it.`;
@@ -807,7 +810,7 @@ export const STUCK_LABEL: Record<string, string> = {
   repeated_compaction: "compacting again with nothing in between",
   empty_responses: "3 empty responses in a row",
   same_verification_failure: "the same verification failure twice",
-  remaining_unchanged: "the evaluator found the same things left twice in a row",
+  remaining_unchanged: "the same things found left twice in a row",
   evaluator_stuck: "the evaluator judged the agent stuck",
   repeating_output: "one answer repeating itself over and over",
 };

@@ -1176,6 +1176,31 @@ describe("Session view, loading and errors", () => {
     expect(screen.getAllByTestId("user-bubble")).toHaveLength(1);
   });
 
+  it("a failed step a revision took over says so at the step, and its checks' words are not said twice", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [], depends_on: [] });
+    const checked = "checked without a model: b.txt exists ✗";
+    const view = (title: string, state: StepState, more: Partial<PlanProjection["steps"][number]> = {}) => ({ step: step(title), state, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null, ...more });
+    const steps = [
+      view("Write a", "done", { end_reason: "verified_done" }),
+      view("Write b", "failed", { end_reason: "stuck", summary: checked, decided_by: checked, superseded: true }),
+      view("Fetch b", "done", { end_reason: "verified_done" }),
+    ];
+    const plan: PlanProjection = { mode: "on", steps, revisions: ["b needs fetching"], replans: 1, current: 2, number: 3, of: 3, concluded: true, awaiting_review: false, budget_calls: 30, spent: { agent: 3, evaluator: 0, manager: 2 } };
+    script([
+      ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "plan_step" }),
+      { ...ev({ type: "plan_step_finished", index: 2, end_reason: "verified_done", summary: "" }), plan },
+      ev({ type: "status_changed", status: "completed" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const [, failed] = await screen.findAllByTestId("plan-step");
+    expect(within(failed).getByTestId("step-superseded")).toHaveTextContent("The plan was revised after it failed");
+    expect(within(failed).queryByTestId("step-decided-by"), "its summary says what decided it already").toBeNull();
+    expect(failed.textContent?.match(/b\.txt exists/g)).toHaveLength(1);
+    expect(screen.getByTestId("plan-progress")).toHaveTextContent("Plan: 2/2 steps done · revised after step 2 failed");
+  });
+
   it("a plan's review counts the manager's tokens with the evaluator's and says so, beside an evaluator not asked at the end", async () => {
     seq = 0;
     const step = { title: "Write a", instructions: "Write a.", criteria: ["a is written"], depends_on: [] };
@@ -1212,6 +1237,29 @@ describe("Session view, loading and errors", () => {
     const used = await screen.findByTestId("review-tokens");
     expect(used).toHaveTextContent(/^agent 400 · evaluator 100 tokens this round \(session: 10,500\)$/);
     expect(screen.getByTestId("review-cost")).toHaveTextContent(/^\$0\.0050 this round \(session: \$0\.1050\)$/);
+  });
+
+  it("a round's cost is not made up: prices set since, or lowered since, show the session's cost, said to be the session's", async () => {
+    seq = 0;
+    const reviewed = (id: string, agent: number, cost?: number) =>
+      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator: 0, compaction: 0 }, cost_usd: cost });
+    const round = (first?: number, second?: number) => [
+      ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
+      ev({ type: "run_started", trigger: "task" }),
+      reviewed("r1", 9000, first),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "more", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      reviewed("r2", 9400, second),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(round(undefined, 0.2));
+    const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-cost"), "no price at the first review: no round to tell").toHaveTextContent(/^\$0\.2000 \(session\)$/);
+    unmount();
+    seq = 0;
+    script(round(0.3, 0.1));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-cost"), "prices lowered since: the whole session priced again, never a negative round").toHaveTextContent(/^\$0\.1000 \(session\)$/);
   });
 
   it("a plan's evaluations say what they judged: a step, the last step with the whole task, the whole task after it (also once resumed)", async () => {
