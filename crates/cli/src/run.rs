@@ -1102,7 +1102,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         }
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) if l.files.is_empty() && l.branch_kept.is_none() => match (&l.target_branch, l.already_held) {
             (Some(b), true) => errln!("Nothing to land: {b} already holds everything the task changed."),
-            _ => errln!("Nothing to land: the task changed no file git tracks."),
+            _ => errln!("Nothing to land: the task left every file git tracks as it was."),
         },
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => {

@@ -773,7 +773,7 @@ impl StuckPattern {
             StuckPattern::RepeatedCompaction => "compacting again with nothing in between",
             StuckPattern::EmptyResponses => "3 empty responses in a row",
             StuckPattern::SameVerificationFailure => "the same verification failure twice",
-            StuckPattern::RemainingUnchanged => "the evaluator found the same things left twice in a row",
+            StuckPattern::RemainingUnchanged => "the same things found left twice in a row",
             StuckPattern::EvaluatorStuck => "the evaluator judged the agent stuck",
             StuckPattern::RepeatingOutput => "one answer repeating itself over and over",
         }

@@ -563,7 +563,8 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
                 {stepSummary(s.summary, s.endReason) ? `: ${s.summary}` : ""}
               </p>
             )}
-            {s.decidedBy && (
+            {/* Not twice: a step its checks ended has their words as its summary already. */}
+            {s.decidedBy && s.summary?.trim() !== s.decidedBy.trim() && (
               <p className="muted small" data-testid="step-decided-by">
                 {decidedByText(s.decidedBy)}
               </p>
@@ -1270,7 +1271,7 @@ export function SessionView({
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.runAfterPlan ? undefined : model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
+          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.runAfterPlan ? undefined : model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} activity={model.activity} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

@@ -153,7 +153,7 @@ describe("session model", () => {
   it("says the branch already held the change when a reviewed change lands as nothing, not that the task changed nothing", () => {
     const l = { mode: "squash" as const, target_branch: "master", commit: null, branch_kept: null, files: [] };
     expect(landedText(l, 1)).toBe("Nothing to land: master already holds everything the task changed.");
-    expect(landedText(l, 0)).toBe("Nothing to land: the task changed no file git tracks.");
+    expect(landedText(l, 0)).toBe("Nothing to land: the task left every file git tracks as it was.");
   });
 
   it("landed on a branch the person's checkout is not on, says their files did not change and how to see the work", () => {

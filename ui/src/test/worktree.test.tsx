@@ -103,6 +103,29 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
   });
 
+  it("says, in the bar with the buttons, what the landing waits for: another task's landing, the checks again", async () => {
+    let land: () => void = () => {};
+    let send: (e: EngineEvent) => void = () => {};
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") {
+        send = push;
+        return new Promise((done) => (land = () => done({ outcome: "decided", status: "completed", revert: null })));
+      }
+    });
+    const { container } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.setup().click(await screen.findByTestId("approve"));
+    const status = await screen.findByTestId("deciding");
+    // Below the fold of the dock it was not seen: the buttons greyed out, and nothing said why.
+    expect(container.querySelector(".review-actions")?.contains(status), "beside the buttons it greys out").toBe(true);
+    act(() => send({ type: "activity", phase: "landing", detail: "waiting for another task's landing in this repository to finish" }));
+    await waitFor(() => expect(status).toHaveTextContent(`Landing on ${worktree.base_branch}: waiting for another task's landing in this repository to finish…`));
+    act(() => send({ type: "activity", phase: "verifying", detail: "after moving the task onto the branch: cargo test" }));
+    await waitFor(() => expect(status).toHaveTextContent(`Landing on ${worktree.base_branch}: checking again after moving the task onto the branch: cargo test…`));
+    land();
+    await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
+  });
+
   it("after a round of changes, the approved review's diff says it is this round's, not all that landed", async () => {
     const second = { type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "c.txt", kind: "created", diff: "+c" }], verification: [] } as EngineEvent;
     const events = [

@@ -661,7 +661,7 @@ fn write_other(md: &mut String, e: Entry) {
             let on = target_branch.as_ref().map(|b| format!(" on {b}")).unwrap_or_default();
             let line = match (mode, commit, branch_kept) {
                 (LandingMode::Branch, _, Some(k)) => format!("**Branch kept:** {k}, for later; nothing landed{on}"),
-                _ if files.is_empty() => "**Approved:** the task changed no file git tracks, so nothing landed".to_string(),
+                _ if files.is_empty() => "**Approved:** the task left every file git tracks as it was, so nothing landed".to_string(),
                 (_, Some(c), _) => format!("**Landed**{on} as {} ({})", &c[..c.len().min(10)], mode.as_str()),
                 (_, None, _) => format!("**Landed**{on} as changes in your working tree, not committed"),
             };
