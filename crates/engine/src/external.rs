@@ -17,6 +17,7 @@ pub mod definition;
 pub mod line_cap;
 pub mod login;
 pub mod login_run;
+pub mod server_error;
 pub mod stray_lines;
 pub mod terminals;
 pub mod update;

@@ -833,7 +833,7 @@ impl AgentConnection for Acp {
                 let why = self.ended.lock().unwrap().clone();
                 Err(AgentFault::new(match why {
                     Some(w) => format!("{} stopped in the middle of its turn: {w}", self.info.name),
-                    None => format!("{} failed the turn: {}", self.info.name, e.message),
+                    None => format!("{} failed the turn: {}", self.info.name, super::server_error::words(&e.message).unwrap_or_else(|| e.message.clone())),
                 }))
             }
         }
