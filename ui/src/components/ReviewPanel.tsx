@@ -56,11 +56,12 @@ interface Props {
   activity?: { phase: Phase; detail: string };
 }
 
-/** What a landing under way does now: its own step when the engine said one, else the whole. */
+/** What a landing under way does now: its own step when the engine said one, else the whole
+ * of it, with why it may take a while. */
 export function landingWords(on: string, activity?: { phase: Phase; detail: string }): string {
   if (activity?.phase === "landing") return `Landing on ${on}: ${activity.detail}…`;
   if (activity?.phase === "verifying") return `Landing on ${on}: checking again ${activity.detail}…`;
-  return `Landing the task on ${on}…`;
+  return `Landing the task on ${on}… If the branch moved since the task began, the task is rebased and checked again first.`;
 }
 
 const AGENT_RESOLVES: readonly LandingBlock[] = ["conflict", "conflict_markers", "verification_failed"];
@@ -820,7 +821,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         {/* In the bar with the buttons it greys out: below the fold of the dock it went unseen. */}
         {landingOn ? (
           <span className="muted small grow" role="status" data-testid="deciding">
-            {landingWords(landingOn, activity)} If the branch moved since the task began, the task is rebased and checked again first.{" "}
+            {landingWords(landingOn, activity)}{" "}
             {sessionId && (
               // The checks again may take minutes; stopped before the branch moves, nothing lands.
               <button className="btn small" onClick={() => void ipc.cancelRun(sessionId).catch((e) => setError(e as AppError))} title="Nothing lands; the review waits for you">
