@@ -137,7 +137,7 @@ export function SidebarSessions({
         {/* Today's list is a handful: the rest are not gone, and this says where they are. */}
         {groups.moreToday && onOpenHistory && (
           <button className="link-btn side-more" onClick={onOpenHistory} data-testid="side-more">
-            Earlier today: in History
+            More from today: in History
           </button>
         )}
       </div>

@@ -77,7 +77,7 @@ describe("the sidebar's grouping", () => {
     render(<SidebarSessions current={null} onOpen={() => {}} onOpenHistory={() => opened.push("history")} />);
     const more = await screen.findByTestId("side-more");
     expect(within(screen.getByTestId("side-today")).getAllByTestId("side-session")).toHaveLength(6);
-    expect(more).toHaveTextContent("Earlier today: in History");
+    expect(more).toHaveTextContent("More from today: in History");
     await userEvent.setup().click(more);
     expect(opened).toEqual(["history"]);
   });
