@@ -258,13 +258,18 @@ mod tests {
         assert_eq!(got[4].command_line().as_deref(), Some("/usr/bin/python3 vibe.py --setup"), "the older _meta form names its command itself");
     }
 
-    #[test]
-    fn the_message_says_what_to_do_in_the_agents_words() {
-        let methods = parse_methods(
+    /// Claude Code's one way to log in, as it offers it.
+    fn claude_console() -> Vec<LoginMethod> {
+        parse_methods(
             &json!([{"id": "console-login", "name": "Anthropic Console", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]}]),
             Path::new("claude-agent-acp"),
             &[],
-        );
+        )
+    }
+
+    #[test]
+    fn the_message_says_what_to_do_in_the_agents_words() {
+        let methods = claude_console();
         let text = what_to_do("Claude Code", "Authentication required", None, &methods);
         assert_eq!(text, "Claude Code needs you to log in (authentication required). Log in to Claude Code, then run the task again. It offers: Anthropic Console: run `claude-agent-acp --cli auth login --console` in a terminal.");
         let detail = error_detail(Some(&json!({"envVars": ["CODEX_API_KEY", "OPENAI_API_KEY"]})));
@@ -277,11 +282,7 @@ mod tests {
     /// log in when the key they set was the thing to fix.
     #[test]
     fn a_key_the_agent_says_is_refused_is_named_as_the_thing_to_fix_before_the_ways_to_log_in() {
-        let methods = parse_methods(
-            &json!([{"id": "console-login", "name": "Anthropic Console", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]}]),
-            Path::new("claude-agent-acp"),
-            &[],
-        );
+        let methods = claude_console();
         let text = what_to_do("Claude Code", "Invalid API key · Fix external API key", None, &methods);
         assert!(text.starts_with("Claude Code says the API key it was given is refused (Invalid API key · Fix external API key): "), "{text}");
         assert!(text.contains("check the key in its environment (and the server address, if you set one)"), "{text}");
