@@ -250,7 +250,7 @@ fn source_words(s: ContinuationSource) -> &'static str {
         ContinuationSource::StepChecks => "the step's checks found work left",
         ContinuationSource::Truncation => "cut off",
         ContinuationSource::MissingCompletion => "no complete_task",
-        ContinuationSource::MissingAction => "announced, not done",
+        ContinuationSource::MissingAction => "left undone",
         _ => "continuation",
     }
 }

@@ -115,8 +115,8 @@ pub enum EndReason {
     PermissionDenied,
     QuestionDeclined,
     Conversation,
-    /// A conversation turn whose check for an action announced and not taken got no usable
-    /// answer from the evaluator: it ends as an answer, but is not called one unchecked.
+    /// A conversation turn whose check for work left undone (announced, or asked for) got no
+    /// usable answer from the evaluator: it ends as an answer, but is not called one unchecked.
     ConversationUnchecked,
     Cancelled,
     Failed,

@@ -195,7 +195,7 @@ pub enum EngineEvent {
         parse_ok: bool,
         usage: Usage,
         /// What the evaluator was asked: whether the task is done, or (for a conversation turn)
-        /// only whether the agent announced an action it did not take.
+        /// only whether the agent left undone what it announced or was asked to do.
         #[serde(default)]
         question: crate::judge::completion::EvaluationQuestion,
         /// Calls beyond the first the verdict took (a repair, a retry by instruction).

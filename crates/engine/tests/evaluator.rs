@@ -113,20 +113,46 @@ fn lenient_extraction_reads_a_verdict_wrapped_in_prose_or_fences() {
 #[test]
 fn an_unusable_answer_says_in_plain_words_what_it_lacked_and_still_names_the_field_for_the_repair() {
     let announced = parse_verdict(r#"{"action": "write notes.md"}"#, EvaluationQuestion::AnnouncedAction).unwrap_err();
-    assert_eq!(announced, "it did not say whether the agent announced an action and did not take it (`announced_action_not_taken` should be true or false)");
+    assert_eq!(announced, "it did not say whether the agent left undone what it announced or was asked to do (`left_undone` should be true or false)");
     let done = parse_verdict(r#"{"summary": "no done field"}"#, EvaluationQuestion::Done).unwrap_err();
     assert_eq!(done, "it did not say whether the task is done (`done` should be true or false)");
     let not_bool = parse_verdict(r#"{"done": "perhaps", "summary": ""}"#, EvaluationQuestion::Done).unwrap_err();
     assert_eq!(not_bool, "it did not say whether the task is done (`done` should be true or false)");
 }
 
+/// A turn with no tools that only says an error it met ("unexpected status 503 …", as Codex says
+/// its model server's failure) is no answer to "Write hello.txt": the conversation check asks
+/// about work the person asked for and the reply left undone, not only about an announcement.
+#[test]
+fn the_conversation_check_asks_whether_work_the_person_asked_for_was_left_undone() {
+    let mut i = input_with_transcript(0);
+    i.task = "Write hello.txt with hi in it".into();
+    i.question = Some(EvaluationQuestion::AnnouncedAction);
+    let r = build_request("judge", &i, StructuredMode::Native);
+    assert!(r.system.contains("asked for work") && r.system.contains("error"), "{}", r.system);
+    let user = r.messages.iter().map(|m| if let ChatMessage::User { content } = m { content.clone() } else { String::new() }).collect::<String>();
+    assert!(user.contains("Write hello.txt with hi in it"), "the person's request is there to judge the reply against: {user}");
+    let schema = &r.structured.as_ref().unwrap().schema;
+    assert_eq!(schema["required"], json!(["left_undone", "action"]), "{schema}");
+    let undone = parse_verdict(r#"{"left_undone": true, "action": "write hello.txt"}"#, EvaluationQuestion::AnnouncedAction).unwrap();
+    assert_eq!(
+        (undone.verdict, undone.summary.as_str(), undone.continuation_prompt.as_str()),
+        (Verdict::NotDone, "Left undone: write hello.txt", "Do it now: write hello.txt")
+    );
+    let answered = parse_verdict(r#"{"left_undone": false, "action": ""}"#, EvaluationQuestion::AnnouncedAction).unwrap();
+    assert_eq!((answered.verdict, answered.summary.as_str()), (Verdict::Done, "Nothing left undone."));
+    // An answer in the field's former name (a scripted evaluator, a cached reply) still reads.
+    let former = parse_verdict(r#"{"announced_action_not_taken": true, "action": "run the tests"}"#, EvaluationQuestion::AnnouncedAction).unwrap();
+    assert_eq!(former.verdict, Verdict::NotDone);
+}
+
 #[test]
 fn an_announced_action_the_evaluator_did_not_name_reads_as_a_sentence_not_an_empty_label() {
     let unnamed = parse_verdict(r#"{"announced_action_not_taken": true, "action": " "}"#, EvaluationQuestion::AnnouncedAction).unwrap();
     assert_eq!(unnamed.verdict, Verdict::NotDone);
-    assert_eq!(unnamed.summary, "The agent announced an action and did not take it (the evaluator did not name it).");
+    assert_eq!(unnamed.summary, "The agent left undone what it announced or was asked to do (the evaluator did not name it).");
     let named = parse_verdict(r#"{"announced_action_not_taken": true, "action": "run the tests"}"#, EvaluationQuestion::AnnouncedAction).unwrap();
-    assert_eq!(named.summary, "Announced but not taken: run the tests");
+    assert_eq!(named.summary, "Left undone: run the tests");
 }
 
 #[test]

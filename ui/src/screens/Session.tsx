@@ -361,7 +361,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             <Scale size={14} aria-hidden />{" "}
             {item.question === "announced_action" ? (
               <span data-testid="verdict-question">
-                Evaluator, asked whether the agent announced an action it did not take:{" "}
+                Evaluator, asked whether the agent left undone what it announced or was asked to do:{" "}
                 <strong>{item.verdict === "not_done" ? "yes" : item.verdict === "done" ? "no" : item.verdict.replace("_", " ")}</strong>
               </span>
             ) : (

@@ -774,7 +774,7 @@ export const SOURCE_LABEL: Record<ContinuationSource, string> = {
   truncation: "The answer was cut off",
   todo_gate: "Open todo items",
   missing_completion: "No completion claim",
-  missing_action: "Announced action not taken",
+  missing_action: "Left undone: announced or asked for",
   verification: "Verification failed",
   evaluator: "Evaluator",
   step_checks: "The step's checks, without a model",

@@ -80,11 +80,11 @@ describe("evidence the person sees", () => {
   it("shows the narrow conversation question as what was asked, never as a done verdict", async () => {
     script([
       ...start(),
-      ev({ type: "evaluation", cycle: 1, verdict: "done", summary: "No unfinished announcement.", remaining: [], stuck_reason: null, model: "m", parse_ok: true, usage: { input_tokens: 1, output_tokens: 1 }, question: "announced_action" }),
+      ev({ type: "evaluation", cycle: 1, verdict: "done", summary: "Nothing left undone.", remaining: [], stuck_reason: null, model: "m", parse_ok: true, usage: { input_tokens: 1, output_tokens: 1 }, question: "announced_action" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const q = await screen.findByTestId("verdict-question");
-    expect(q).toHaveTextContent("asked whether the agent announced an action it did not take: no");
+    expect(q).toHaveTextContent("asked whether the agent left undone what it announced or was asked to do: no");
     expect(screen.getByTestId("verdict-card")).not.toHaveTextContent("Evaluator: done");
   });
 

@@ -19,8 +19,8 @@
 //! | 5  | cut off, the truncation cap is reached                                | review, `truncation_exhausted` |
 //! | 6  | the step called tools (other than `complete_task`) or paused, under the step limit | next step |
 //! | 7  | the step limit is reached                                             | review, `step_limit` |
-//! | 8  | conversation turn (no tools, todos, file changes or claim in the run, and not a run answering Request changes: that work still awaits a decision), not yet asked | evaluate: announced action? |
-//! | 9  | conversation turn, the evaluator says an announced action was not taken, budget left | continue, `missing_action` |
+//! | 8  | conversation turn (no tools, todos, file changes or claim in the run, and not a run answering Request changes: that work still awaits a decision), not yet asked | evaluate: left undone (announced, or asked for)? |
+//! | 9  | conversation turn, the evaluator says something announced or asked for was left undone, budget left | continue, `missing_action` |
 //! | 10 | conversation turn, otherwise                                          | idle, `conversation` (with no usable verdict, `conversation_unchecked`) |
 //! | 11 | claim `blocked`                                                       | review, `claimed_blocked` |
 //! | 12 | claim `partial`                                                       | review, `claimed_partial` |
@@ -204,7 +204,9 @@ impl Evidence {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluationQuestion {
-    /// Conversation turns: did the agent announce an action it then did not take?
+    /// Conversation turns: did the agent leave undone an action it announced, or work the
+    /// person asked for (a reply that only says an error it met is no answer to "write X")?
+    /// Named for its first form, as the events spell it.
     AnnouncedAction,
     /// Work turns: is the task done?
     #[default]

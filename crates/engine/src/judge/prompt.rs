@@ -103,7 +103,7 @@ pub fn missing_completion() -> String {
 }
 
 pub fn missing_action(prompt: &str) -> String {
-    let base = "You said you would do something, then stopped without doing it. Do it now with the tools.";
+    let base = "Your last reply left undone what you said you would do, or what was asked of you. Do it now with the tools.";
     if prompt.trim().is_empty() {
         base.into()
     } else {

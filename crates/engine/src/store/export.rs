@@ -311,7 +311,7 @@ fn source_label(s: ContinuationSource) -> &'static str {
         ContinuationSource::Truncation => "truncation: the answer was cut off",
         ContinuationSource::TodoGate => "todo gate: open todo items",
         ContinuationSource::MissingCompletion => "missing completion claim",
-        ContinuationSource::MissingAction => "announced action not taken",
+        ContinuationSource::MissingAction => "left undone: announced or asked for",
         ContinuationSource::Verification => "verification failed",
         ContinuationSource::Evaluator => "evaluator: work remains",
         ContinuationSource::StepChecks => "the step's checks, without a model: criteria unmet",
