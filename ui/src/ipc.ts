@@ -443,7 +443,7 @@ export type EngineEvent =
   | { type: "question_asked"; request_id: string; question: string; call_id?: string }
   | { type: "request_cancelled"; request_id: string }
   | { type: "question_answered"; request_id: string; answer: string | null; declined: boolean }
-  | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean; nth?: number; of?: number; persons_own?: boolean }
+  | { type: "verification"; command: string; exit_code: number | null; output_tail: string; skipped: boolean; nth?: number; of?: number; persons_own?: boolean; plans?: boolean }
   /** Tokens spent outside a step and an evaluation: the manager's plan (source evaluator), compacting. */
   | { type: "tokens_spent"; source: "agent" | "evaluator" | "compaction"; usage: Usage; repairs?: number }
   | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage; question?: "done" | "announced_action"; repairs?: number }

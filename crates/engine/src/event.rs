@@ -173,6 +173,10 @@ pub enum EngineEvent {
         /// A command from Settings or the CLI (runs without asking), not one the agent named.
         #[serde(default)]
         persons_own: bool,
+        /// A plan step's check ("`cmd` passes" among its criteria): the plan named it, not the
+        /// agent.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        plans: bool,
     },
     /// Tokens spent outside an agent step and an evaluation: the manager's plan or revision
     /// (counted with the evaluator, whose provider it uses) and compacting the conversation. An

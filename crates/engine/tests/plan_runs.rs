@@ -1131,3 +1131,55 @@ async fn a_check_that_writes_a_file_after_the_last_verdict_does_not_hide_the_ver
     let verdict = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { verdict, .. } = &e.event { Some(*verdict) } else { None });
     assert_eq!(verdict, Some(Some(Verdict::Done)), "the evaluator's word is on the agent's work, which did not change since");
 }
+
+/// "Allow for this session" on a step's check command lasts the session, as the button says:
+/// each step is a run of its own, and the next step's check was asked about again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowing_a_steps_check_command_for_the_session_covers_the_next_steps_check() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&[("Write a.txt", "`test -f a.txt` passes"), ("Write b.txt", "`test -f b.txt` passes")])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup { permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
+    // The person: every question answered "Allow for this session".
+    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
+    let person = tokio::spawn(async move {
+        let mut sub = Box::pin(store.subscribe(s, 0));
+        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
+            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
+                engine.respond_permission(&request_id, PermissionDecision::AllowSession).unwrap();
+            }
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    person.abort();
+    let o = h.outcome(&sid);
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
+    let asked: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::PermissionRequested { tool, input, .. } if tool == "run_command" => input["command"].as_str().map(String::from),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, vec!["test -f a.txt".to_string()], "asked once, at step 1; step 2's check ran on the session's grant");
+    let reason =
+        o.events.iter().find_map(|e| if let EngineEvent::PermissionRequested { reason, .. } = &e.event { Some(reason.clone()) } else { None }).unwrap();
+    assert!(reason.starts_with("The plan names this command") && !reason.contains("agent"), "the prompt says who named the command: {reason}");
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Verification { plans: true, persons_own: false, .. })),
+        "its result says it is the plan's check, not one the agent named"
+    );
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == "test -f b.txt")),
+        "step 2's check ran and passed"
+    );
+}

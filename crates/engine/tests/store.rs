@@ -442,6 +442,7 @@ fn the_export_marks_a_failing_verification_as_failed_not_with_a_tick() {
         nth: 0,
         of: 0,
         persons_own: true,
+        plans: false,
     };
     store
         .append_all(
@@ -494,6 +495,7 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
                     nth: 0,
                     of: 0,
                     persons_own: true,
+                    plans: false,
                 },
                 EngineEvent::Verification {
                     command: "test `cat n.txt` = 3".into(),
@@ -503,6 +505,7 @@ fn a_fence_in_a_tools_output_or_a_checks_output_stays_inside_its_block() {
                     nth: 0,
                     of: 0,
                     persons_own: true,
+                    plans: false,
                 },
             ],
         )

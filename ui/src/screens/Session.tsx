@@ -133,7 +133,7 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
       ref={waiting ? card : undefined}
       tabIndex={waiting ? -1 : undefined}
       role="group"
-      aria-label={`${item.verification ? "Run the agent's verify command with" : "Allow"} ${item.tool}?`}
+      aria-label={`${item.verification ? "Run this check command with" : "Allow"} ${item.tool}?`}
       className="card permission"
       data-testid="permission-prompt"
     >
@@ -141,7 +141,8 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
         {/* One flex item: the head's gap would set the question mark apart. */}
         <ShieldQuestion size={14} aria-hidden />{" "}
         <span>
-          {item.verification ? "Run the agent's verify command with" : "Allow"} <code>{item.tool}</code>?
+          {/* Who named it (the agent, or the plan as a step's check) is the reason's first words. */}
+          {item.verification ? "Run this check command with" : "Allow"} <code>{item.tool}</code>?
         </span>
       </div>
       <div className="card-body">
@@ -413,7 +414,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
             <span>
               {item.of > 1 ? `Verification ${item.nth} of ${item.of}` : "Verification"}: <code>{item.command}</code> {item.skipped ? "skipped" : `exit ${item.exitCode ?? "?"}`}
             </span>
-            {item.nth > 0 && <span className="muted small tag">{item.personsOwn ? "your verify command" : "named by the agent"}</span>}
+            {item.nth > 0 && <span className="muted small tag">{item.personsOwn ? "your verify command" : item.plans ? "the plan's check" : "named by the agent"}</span>}
           </div>
           {!item.skipped && item.outputTail && <pre className="output">{item.outputTail}</pre>}
         </div>

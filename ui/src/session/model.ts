@@ -86,7 +86,7 @@ export type Item =
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
   | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
   | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string; judged?: Judged }
-  | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean }
+  | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean; plans: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
   | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck; why?: string }
@@ -474,7 +474,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.todos = e.todos;
       break;
     case "permission_requested":
-      push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason, verification: !e.call_id && e.tool === "run_command" && e.reason.includes("verify") });
+      push({ kind: "permission", key: e.request_id, requestId: e.request_id, tool: e.tool, input: e.input, reason: e.reason, verification: !e.call_id && e.tool === "run_command" && /verify|check/.test(e.reason) });
       break;
     case "request_cancelled": {
       const i = find(e.request_id, ["permission", "question"]);
@@ -495,7 +495,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     }
     case "verification":
-      push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false });
+      push({ kind: "verification", key: `v-${e.seq}`, command: e.command, exitCode: e.exit_code, outputTail: e.output_tail, skipped: e.skipped, nth: e.nth ?? 0, of: e.of ?? 0, personsOwn: e.persons_own ?? false, plans: e.plans ?? false });
       break;
     case "tokens_spent": {
       // Compacting keeps the agent's conversation in its window: counted with the agent's. The

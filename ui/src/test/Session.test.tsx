@@ -269,6 +269,23 @@ describe("Session view", () => {
     expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
   });
 
+  it("a plan step's check command is asked for and shown as the plan's, not as one the agent named", async () => {
+    script([
+      ...running(),
+      ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "test -s b.txt" }, reason: "The plan names this command as this step's check (“Done when”). It runs in a shell in the workspace." }),
+      ev({ type: "permission_resolved", request_id: "p1", decision: "allow_session" }),
+      ev({ type: "verification", command: "test -s b.txt", exit_code: 0, output_tail: "", skipped: false, nth: 1, of: 1, persons_own: false, plans: true }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const prompt = await screen.findByTestId("permission-prompt");
+    expect(prompt).toHaveTextContent("Run this check command with run_command?");
+    expect(prompt).toHaveTextContent("The plan names this command");
+    expect(prompt).not.toHaveTextContent("the agent's verify command");
+    const card = await screen.findByTestId("verification-card");
+    expect(card).toHaveTextContent("the plan's check");
+    expect(card).not.toHaveTextContent("named by the agent");
+  });
+
   it("the header of a review of work not verified done says how the run ended, as the sidebar does, not 'Ready for review'", async () => {
     script([
       ...running(),

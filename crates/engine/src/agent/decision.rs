@@ -1072,7 +1072,16 @@ impl Engine {
             self.store.append(
                 session,
                 None,
-                EngineEvent::Verification { command: command.clone(), exit_code: code, output_tail: tail.clone(), skipped: false, nth, of, persons_own: true },
+                EngineEvent::Verification {
+                    command: command.clone(),
+                    exit_code: code,
+                    output_tail: tail.clone(),
+                    skipped: false,
+                    nth,
+                    of,
+                    persons_own: true,
+                    plans: false,
+                },
             )?;
             if code != Some(0) {
                 return Ok(Some(Blocked {

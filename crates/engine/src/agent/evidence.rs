@@ -98,13 +98,15 @@ impl RunEvidence {
 }
 
 /// Tools the person allowed "for this session", read from the session's events: the grant lasts
-/// as long as the session, across runs and restarts.
+/// as long as the session, across runs and restarts. A check command's request (no call of the
+/// agent's: a step's or the agent's verify command) grants as the run that asked it did, or a
+/// plan's next step, a run of its own, asked again.
 pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
     let mut asked: HashMap<&RequestId, &str> = HashMap::new();
     let mut granted = HashSet::new();
     for e in events {
         match &e.event {
-            EngineEvent::PermissionRequested { request_id, tool, call_id: Some(_), .. } => {
+            EngineEvent::PermissionRequested { request_id, tool, .. } => {
                 asked.insert(request_id, tool.as_str());
             }
             EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => {

@@ -269,7 +269,7 @@ impl Run {
         // The task's own verification commands, now that every step is done.
         let commands = self.verify_commands.clone();
         if !commands.is_empty() {
-            let v = self.verify(&commands).await?;
+            let v = self.verify(&commands, false).await?;
             if let Some(f) = v.failure() {
                 let mut ledger = PlanLedger { stalls: 0, replans: state.replans() };
                 let current = self.plan_step.clone().expect("a plan step");

@@ -664,7 +664,7 @@ impl Run {
                     return Ok(Some(()));
                 }
                 Action::Verify { commands } => {
-                    let outcome = self.verify(&commands).await?;
+                    let outcome = self.verify(&commands, false).await?;
                     verified_now = commands;
                     evidence.verification = Some(outcome);
                 }

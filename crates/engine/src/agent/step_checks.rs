@@ -101,7 +101,7 @@ impl Run {
         for c in checks {
             let ok = match c {
                 Check::CommandPasses(cmd) if just_verified.contains(cmd) => true,
-                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd)).await?.failures.is_empty(),
+                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd), true).await?.failures.is_empty(),
                 other => self.file_check(other),
             };
             results.push((c.describe(), ok));

@@ -42,11 +42,13 @@ pub(super) fn task_verify_of(events: &[Envelope]) -> Vec<String> {
 }
 
 impl Run {
-    pub(super) async fn verify(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
+    /// Runs the commands, asking first for any that is not the person's own. `plans`: a plan
+    /// step's check, which the plan named (the prompt says so), not the agent.
+    pub(super) async fn verify(&mut self, commands: &[String], plans: bool) -> Result<VerificationOutcome, Halt> {
         // A command that writes (a formatter, a build) changes files for this run.
         let before = self.evidence.windows.len();
         self.open_window(None).await?;
-        let outcome = self.verify_in_window(commands).await;
+        let outcome = self.verify_in_window(commands, plans).await;
         self.close_window()?;
         // What a check writes (a lock file, a report) is not work the verdict before it did not
         // see: with nothing else changed since that verdict, it still stands (a plan's final
@@ -57,7 +59,7 @@ impl Run {
         outcome
     }
 
-    async fn verify_in_window(&mut self, commands: &[String]) -> Result<VerificationOutcome, Halt> {
+    async fn verify_in_window(&mut self, commands: &[String], plans: bool) -> Result<VerificationOutcome, Halt> {
         let mut outcome = VerificationOutcome::default();
         // The review shows the latest round: what the work passes now, one entry per command.
         self.evidence.verification_log.clear();
@@ -66,7 +68,12 @@ impl Run {
             self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;
             let persons_own = self.verify_commands.contains(command);
             if !persons_own {
-                let reason = "The agent named this command to verify its work. It runs in a shell in the workspace.".to_string();
+                let reason = if plans {
+                    "The plan names this command as this step's check (“Done when”). It runs in a shell in the workspace."
+                } else {
+                    "The agent named this command to verify its work. It runs in a shell in the workspace."
+                }
+                .to_string();
                 match self.permit_command("run_command", serde_json::json!({"command": command}), reason, None).await {
                     Err(Halt::Denied) => {
                         self.emit(EngineEvent::Verification {
@@ -77,6 +84,7 @@ impl Run {
                             nth,
                             of,
                             persons_own,
+                            plans,
                         })?;
                         self.evidence.verification_log.push(format!("`{command}`: skipped (declined)"));
                         continue;
@@ -113,6 +121,7 @@ impl Run {
                 nth,
                 of,
                 persons_own,
+                plans,
             })?;
             self.evidence.verification_log.push(format!("`{command}`: exit {}\n{}", code.map(|c| c.to_string()).unwrap_or("none".into()), tail));
             if code != Some(0) {
