@@ -300,6 +300,36 @@ fn a_search_snippet_reads_as_plain_text_without_the_markdown_marks_or_line_break
     assert_eq!(text, "ports in C# and F# Results zanzibar is 2**8 wide", "a heading's # goes, a name's and a power's stay");
 }
 
+/// A plan waiting at its second step for the person's answer was listed as "Verified done" (its
+/// first step's end) and found by History's "Verified done" filter; a follow-up at work showed
+/// the round before's outcome the same way. A session at work has no outcome yet.
+#[test]
+fn a_session_at_work_has_no_outcome_yet_not_its_last_runs_or_steps() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("write a.txt, then b.txt")).unwrap();
+    let done = |status| EngineEvent::RunFinished { status, claim: Claim::None, verdict: Some(Verdict::Done), end_reason: EndReason::VerifiedDone, stuck: None };
+    let (task, step1, step2) = (RunId::new(), RunId::new(), RunId::new());
+    store.append(&sid, Some(&task), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+    store.append(&sid, Some(&step1), EngineEvent::RunStarted { trigger: RunTrigger::PlanStep }).unwrap();
+    // A step's run ends with the plan still at work.
+    store.append(&sid, Some(&step1), done(SessionStatus::Busy)).unwrap();
+    assert_eq!(store.session(&sid).unwrap().end_reason, None, "step 1's end is not the task's");
+    store.append(&sid, Some(&step2), EngineEvent::RunStarted { trigger: RunTrigger::PlanStep }).unwrap();
+    store.append(&sid, Some(&step2), status(SessionStatus::AwaitingApproval)).unwrap();
+    assert_eq!(store.session(&sid).unwrap().end_reason, None);
+    let verified = store.list_sessions(&ListQuery { end_reasons: vec![EndReason::VerifiedDone], ..Default::default() }).unwrap();
+    assert!(verified.is_empty(), "History's 'Verified done' does not find a plan still waiting");
+    store.append(&sid, Some(&step2), done(SessionStatus::AwaitingReview)).unwrap();
+    store.append(&sid, Some(&step2), status(SessionStatus::AwaitingReview)).unwrap();
+    assert_eq!(store.session(&sid).unwrap().end_reason, Some(EndReason::VerifiedDone), "the plan's own end is its outcome");
+    // A follow-up at work: the round before's outcome is not this one's.
+    let follow_up = RunId::new();
+    store.append(&sid, Some(&follow_up), EngineEvent::RunStarted { trigger: RunTrigger::Feedback }).unwrap();
+    store.append(&sid, Some(&follow_up), status(SessionStatus::Busy)).unwrap();
+    let s = store.session(&sid).unwrap();
+    assert_eq!((s.claim, s.verdict, s.end_reason), (None, None, None));
+}
+
 #[test]
 fn list_filters_by_status_end_reason_and_date_and_pages_newest_first() {
     let clock = Arc::new(finishline_engine::clock::ManualClock::new(1_700_000_000_000));

@@ -107,7 +107,11 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 trigger.as_str(),
                 now_ms
             ])?;
-            conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2 WHERE id = ?1")?.execute(params![s.0, now_ms])?;
+            // A session at work has no outcome yet: the run before's (the round before a
+            // follow-up, a plan's last step) would read as this one's, and History's outcome
+            // filter would find it.
+            conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2, claim = NULL, verdict = NULL, end_reason = NULL WHERE id = ?1")?
+                .execute(params![s.0, now_ms])?;
         }
         EngineEvent::RunFinished { status, claim, verdict, end_reason, .. } => {
             conn.prepare_cached("UPDATE runs SET finished_ms = ?2, status = ?3, claim = ?4, verdict = ?5, end_reason = ?6 WHERE id = ?1")?.execute(params![
@@ -119,11 +123,18 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
                 end_reason.as_str()
             ])?;
             // Duration counts the time runs were working, not the time the session sat waiting.
-            conn.prepare_cached(
-                "UPDATE sessions SET claim = ?2, verdict = ?3, end_reason = ?4,
-                 active_ms = active_ms + MAX(0, ?5 - COALESCE(run_started_ms, ?5)), run_started_ms = NULL WHERE id = ?1",
-            )?
-            .execute(params![s.0, claim.as_str(), verdict.map(|v| v.as_str()), end_reason.as_str(), now_ms])?;
+            conn.prepare_cached("UPDATE sessions SET active_ms = active_ms + MAX(0, ?2 - COALESCE(run_started_ms, ?2)), run_started_ms = NULL WHERE id = ?1")?
+                .execute(params![s.0, now_ms])?;
+            // A plan step's run ends with the plan still at work: its end is the step's, not the
+            // task's.
+            if !status.at_work() {
+                conn.prepare_cached("UPDATE sessions SET claim = ?2, verdict = ?3, end_reason = ?4 WHERE id = ?1")?.execute(params![
+                    s.0,
+                    claim.as_str(),
+                    verdict.map(|v| v.as_str()),
+                    end_reason.as_str()
+                ])?;
+            }
             search::index_pending(conn, s)?;
         }
         EngineEvent::StatusChanged { status, .. } => {
