@@ -236,6 +236,36 @@ async fn two_tasks_approved_at_the_same_moment_both_land_one_after_the_other() {
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is kept");
 }
 
+/// A landing waiting its turn while the person moves their repository away: it made the old
+/// place's `.git` again (an empty folder, to lock in) and went on there. It says the repository
+/// is gone, and makes nothing where it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_moved_while_its_landing_waits_its_turn_is_said_gone_and_nothing_is_made_where_it_was() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write one.txt", &r, &[]));
+    // Another landing in the repository holds the turn.
+    let turn = finishline_engine::workspace::lock::FolderLock::acquire(&r.join(".git/finishline-landing.lock")).unwrap();
+    let approving = cli.cmd(&["sessions", "review", &id, "--approve"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let t = Instant::now();
+    while !stored(&cli.data, &id)
+        .iter()
+        .any(|e| matches!(e, finishline_engine::event::EngineEvent::Activity { detail, .. } if detail.contains("waiting for another task's landing")))
+    {
+        assert!(t.elapsed() < Duration::from_secs(60), "the approve waits its turn");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let moved = dir.path().join("moved");
+    std::fs::rename(&r, &moved).unwrap();
+    let out = approving.wait_with_output().unwrap();
+    drop(turn);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "nothing landed: {err}");
+    assert!(err.contains("no longer at"), "the repository is said gone: {err}");
+    assert!(!r.exists(), "nothing was made where the repository was");
+    assert_eq!(git(&moved, &["log", "-1", "--format=%s", "main"]), "init", "its branch did not move");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_agent_touches_the_folder() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;

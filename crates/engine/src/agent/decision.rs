@@ -909,7 +909,16 @@ impl Engine {
                 let detail = "waiting for another task's landing in this repository to finish".to_string();
                 self.store.append(session, None, EngineEvent::Activity { phase: ActivityPhase::Landing, detail })?;
                 while turn.is_none() && !stop.is_cancelled() {
-                    turn = FolderLock::try_acquire_within(&file, std::time::Duration::from_millis(200))?;
+                    // In place: the repository moved or deleted meanwhile would have its git
+                    // directory made again, empty, where it was, to lock in.
+                    match FolderLock::try_acquire_in_place_within(&file, std::time::Duration::from_millis(200)) {
+                        Ok(taken) => turn = taken,
+                        Err(_) => match landing::repository_gone(wt) {
+                            Some(gone) => return Ok(Err(gone.blocked())),
+                            // As a lock that cannot be taken at all: the landing goes on alone.
+                            None => break,
+                        },
+                    }
                 }
             }
         }

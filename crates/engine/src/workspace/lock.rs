@@ -108,11 +108,21 @@ impl FolderLock {
         within(wait, || Self::try_acquire(file))
     }
 
+    /// [`Self::try_acquire_within`] for a lock in a folder that is someone else's (a
+    /// repository's git directory): gone, it is not made again, and the error says so.
+    pub fn try_acquire_in_place_within(file: &Path, wait: std::time::Duration) -> Result<Option<FolderLock>> {
+        within(wait, || Self::take_in(file, rustix::fs::FlockOperation::NonBlockingLockExclusive, false))
+    }
+
     fn take(file: &Path, how: rustix::fs::FlockOperation) -> Result<Option<FolderLock>> {
+        Self::take_in(file, how, true)
+    }
+
+    fn take_in(file: &Path, how: rustix::fs::FlockOperation, make_folder: bool) -> Result<Option<FolderLock>> {
         if HELD.with(|h| h.borrow().iter().any(|(p, _)| p == file)) {
             return Ok(Some(FolderLock { file: None }));
         }
-        if let Some(dir) = file.parent() {
+        if let Some(dir) = file.parent().filter(|_| make_folder) {
             std::fs::create_dir_all(dir)?;
         }
         let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
