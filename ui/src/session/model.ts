@@ -678,6 +678,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "landing_blocked":
       if (next.review && !next.review.decided) next.review = { ...next.review, blocked: { reason: e.reason, files: e.files, detail: e.detail } };
+      // The review waits for the person again: the landing's last words (a wait for another
+      // landing, its checks) would greet the next Approve until that one says its own.
+      next.activity = { phase: "waiting", detail: "you" };
       {
         // Tried again and blocked the same way: one note that counts, not a pile of the same,
         // also with what a try adds between (the checks' output, another landing note); it moves

@@ -126,6 +126,31 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
   });
 
+  it("a landing stopped while it waited does not greet the next Approve with that wait's words", async () => {
+    let land: (blocked: boolean) => void = () => {};
+    let send: (e: EngineEvent) => void = () => {};
+    script(reviewWaiting(), (cmd, _args, push) => {
+      if (cmd === "get_settings") return { settings: { tasks: { landing: "squash" } } };
+      if (cmd === "submit_review") {
+        send = push;
+        return new Promise((done) => (land = (blocked) => done(blocked ? { outcome: "landing_blocked", reason: "stopped", files: [], detail: "you stopped the landing" } : { outcome: "decided", status: "completed", revert: null })));
+      }
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("approve"));
+    act(() => send({ type: "activity", phase: "landing", detail: "waiting for another task's landing in this repository to finish" }));
+    await waitFor(() => expect(screen.getByTestId("deciding")).toHaveTextContent("waiting for another task's landing"));
+    act(() => send({ type: "landing_blocked", reason: "stopped", files: [], detail: "you stopped the landing" }));
+    land(true);
+    await waitFor(() => expect(screen.queryByTestId("deciding")).toBeNull());
+    await user.click(await screen.findByTestId("approve"));
+    const status = await screen.findByTestId("deciding");
+    expect(status).not.toHaveTextContent("waiting for another task's landing");
+    expect(status).toHaveTextContent(`Landing the task on ${worktree.base_branch}…`);
+    land(false);
+  });
+
   it("after a round of changes, the approved review's diff says it is this round's, not all that landed", async () => {
     const second = { type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "c.txt", kind: "created", diff: "+c" }], verification: [] } as EngineEvent;
     const events = [
