@@ -219,27 +219,32 @@ fn next_prompt(history: &[ChatMessage], sent: usize, task: &str) -> String {
     )
 }
 
-/// What the agent said in its turn. Chunks of another message than the one before (another
-/// `messageId`, or one after chunks that named none) start a paragraph of their own: a notice (Claude Code's, which
-/// names no message) and the reply after it ran together ("…billingDone: made new.txt.") in the
-/// window, in the history and in what the evaluator read.
+/// What the agent said in its turn. Chunks of another message than the last one named (another
+/// `messageId`, or a named one after text that named none) start a paragraph of their own: a
+/// notice (Claude Code's, which names no message) and the reply after it ran together
+/// ("…billingDone: made new.txt.") in the window, in the history and in what the evaluator read.
 #[derive(Default)]
 struct Said {
     text: String,
-    /// The message of the last chunk; `None` before the first.
-    message: Option<Option<String>>,
+    /// The last message a chunk named.
+    named: Option<String>,
 }
 
 impl Said {
     /// Adds a chunk; returns what it added (the chunk, after a paragraph break when it begins
     /// another message), to be streamed as it is stored.
     fn push(&mut self, chunk: &str, message: Option<String>) -> String {
-        // A chunk naming no message after one that did is taken as more of it: an agent may name
-        // a message on its first chunk only.
-        let another =
-            matches!((&self.message, &message), (Some(Some(was)), Some(now)) if was != now) || matches!((&self.message, &message), (Some(None), Some(_)));
-        self.message = Some(message);
-        let piece = if another && !self.text.is_empty() && !self.text.ends_with("\n\n") {
+        // Nothing said yet: a break now could be followed by nothing.
+        if chunk.is_empty() {
+            return String::new();
+        }
+        // A chunk naming no message is taken as more of the last one: an agent may name a
+        // message on its first chunk only.
+        let another = message.as_ref().is_some_and(|now| self.named.as_ref().map_or(!self.text.is_empty(), |was| was != now));
+        if message.is_some() {
+            self.named = message;
+        }
+        let piece = if another && !self.text.ends_with("\n\n") {
             format!("{}{chunk}", if self.text.ends_with('\n') { "\n" } else { "\n\n" })
         } else {
             chunk.to_string()
@@ -909,6 +914,16 @@ mod tests {
         let mut plain = Said::default();
         assert_eq!((plain.push("Hel", None), plain.push("lo", None)), ("Hel".to_string(), "lo".to_string()));
         assert_eq!(plain.text, "Hello", "an agent that names no messages streams one, as it always did");
+        let mut named_again = Said::default();
+        for (chunk, message) in [("Hel", Some("m1")), ("lo", None), (" there.", Some("m1"))] {
+            named_again.push(chunk, message.map(String::from));
+        }
+        assert_eq!(named_again.text, "Hello there.", "a chunk naming no message between two of m1 does not split m1");
+        let mut empty_start = Said::default();
+        for (chunk, message) in [("One.", Some("m1")), ("", Some("m2"))] {
+            empty_start.push(chunk, message.map(String::from));
+        }
+        assert_eq!(empty_start.text, "One.", "an empty chunk of a new message adds no break with nothing after it");
     }
 
     #[test]
