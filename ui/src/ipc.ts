@@ -448,7 +448,7 @@ export type EngineEvent =
   | { type: "tokens_spent"; source: "agent" | "evaluator" | "compaction"; usage: Usage; repairs?: number }
   | { type: "evaluation"; cycle: number; verdict: Verdict; summary: string; remaining: string[]; stuck_reason: string | null; model: string; parse_ok: boolean; usage: Usage; question?: "done" | "announced_action"; repairs?: number }
   | { type: "continuation"; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; answers_call?: string }
-  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; verdict_on_step?: string; stuck?: Stuck; not_covered?: string[]; unrecorded?: boolean; not_landed?: string[]; in_submodules?: string[]; audit?: AuditFinding[]; auto_approve?: AutoApproval | null; criteria?: CriterionResult[] }
+  | { type: "review_requested"; review_id: string; claim: Claim; verdict: Verdict | null; end_reason: EndReason; remaining: string[]; files_changed: FileChange[]; verification: string[]; tokens?: Tokens; cost_usd?: number; round_cost_usd?: number; claim_words?: ClaimWords; verdict_summary?: string; verdict_on_step?: string; stuck?: Stuck; not_covered?: string[]; unrecorded?: boolean; not_landed?: string[]; in_submodules?: string[]; audit?: AuditFinding[]; auto_approve?: AutoApproval | null; criteria?: CriterionResult[] }
   | { type: "review_comment"; review_id: string; comment: ReviewComment }
   | { type: "review_comment_removed"; review_id: string; comment_id: string }
   | { type: "comments_let_go"; review_id: string; comments: string[] }

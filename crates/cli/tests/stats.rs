@@ -48,6 +48,7 @@ fn decided(store: &Store, task: &str, decision: Decision) -> SessionId {
                     verification: vec![],
                     tokens: Default::default(),
                     cost_usd: None,
+                    round_cost_usd: None,
                     claim_words: None,
                     verdict_summary: None,
                     verdict_on_step: None,

@@ -235,6 +235,11 @@ pub enum EngineEvent {
         /// In US dollars, when the person set prices for the models used.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// What this round cost (the usage since the review before, at the same prices), for a
+        /// review after an earlier one: the difference of two whole-session costs was not, with
+        /// prices changed between them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round_cost_usd: Option<f64>,
         /// The agent's claim in its own words (`complete_task`'s summary and remaining work).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         claim_words: Option<ClaimWords>,
@@ -573,6 +578,19 @@ pub enum EngineEvent {
         /// The type the event was stored as.
         was: String,
     },
+}
+
+impl EngineEvent {
+    /// The model usage the event records, and whose: what a session's cost is priced from (the
+    /// history's usage table holds the same).
+    pub fn usage(&self) -> Option<(UsageSource, &Usage)> {
+        match self {
+            EngineEvent::StepFinished { usage, .. } => Some((UsageSource::Agent, usage)),
+            EngineEvent::Evaluation { usage, .. } => Some((UsageSource::Evaluator, usage)),
+            EngineEvent::TokensSpent { source, usage, .. } => Some((*source, usage)),
+            _ => None,
+        }
+    }
 }
 
 impl EngineEvent {

@@ -678,6 +678,50 @@ async fn the_review_shows_the_cost_when_prices_are_set() {
     assert!((cost - 0.91).abs() < 1e-9, "cost is priced per source from stored usage: {cost}");
 }
 
+/// A later round's cost is that round's usage, priced: the window took the difference of two
+/// whole-session prices, each at the prices of its day, and a price raised between the rounds
+/// was charged to the second round for the first round's tokens too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_rounds_cost_is_its_own_usage_priced_even_when_prices_changed_between_rounds() {
+    let price = |input: f64| {
+        let mut prices = std::collections::BTreeMap::new();
+        prices.insert("fake-model".to_string(), finishline_engine::config::settings::Price { input_per_mtok: input, output_per_mtok: 0.0 });
+        prices
+    };
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}", "usage": {"input": 0, "output": 0}}},
+            agent(json!({"last_message_contains": "also add grapes"}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "B"}}], "usage": {"input": 1000, "output": 0}})),
+            agent(json!({"last_message_contains": "Created b.txt"}), json!({"text": DONE, "usage": {"input": 1000, "output": 0}})),
+            agent(json!({"last_message_contains": "Created a.txt"}), json!({"text": DONE, "usage": {"input": 4000, "output": 0}})),
+            agent(json!({}), json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}], "usage": {"input": 5000, "output": 0}})),
+        ])),
+        Setup { prices: price(1.0), ..Default::default() },
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    let first = o.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { cost_usd, .. } = &e.event { *cost_usd } else { None }).unwrap();
+    assert!((first - 0.009).abs() < 1e-9, "round 1: 9,000 tokens at $1 a million: {first}");
+    // The person raises the price; the next round runs on an engine built with it, as the app
+    // builds each run's engine from the settings of the moment.
+    let raised =
+        finishline_engine::agent::Engine::on(h.engine.runtime(), finishline_engine::agent::EngineConfig { prices: price(10.0), ..h.engine.config.clone() });
+    raised.submit_review(&o.review_id(), Decision::RequestChanges, Some("also add grapes".into()), false, false, DecidedBy::Person).unwrap();
+    let o2 = h.wait_idle(&o.session).await;
+    let (round, session) = o2
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| if let EngineEvent::ReviewRequested { round_cost_usd, cost_usd, .. } = &e.event { Some((*round_cost_usd, *cost_usd)) } else { None })
+        .unwrap();
+    let round = round.expect("a later round's cost, with prices set");
+    assert!((round - 0.02).abs() < 1e-9, "round 2: its own 2,000 tokens at $10 a million, not the difference of the two totals (0.11 - 0.009): {round}");
+    assert!((session.unwrap() - 0.11).abs() < 1e-9, "the session's cost is all of it at today's prices");
+    let first_review =
+        o2.events.iter().find_map(|e| if let EngineEvent::ReviewRequested { round_cost_usd, .. } = &e.event { Some(*round_cost_usd) } else { None });
+    assert_eq!(first_review, Some(None), "the first review is the whole session: no round of its own");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_step_says_how_many_continuations_the_run_has_used_of_its_budget() {
     // The window shows "Cycle n/max" from the first step, not only after the first continuation.

@@ -51,6 +51,7 @@ fn reviewed_by(store: &Store, sid: &SessionId, verdicts: &[Verdict], model: &str
         verification: vec![],
         tokens: Default::default(),
         cost_usd: None,
+        round_cost_usd: None,
         claim_words: None,
         verdict_summary: None,
         verdict_on_step: None,

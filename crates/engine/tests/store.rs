@@ -1247,6 +1247,7 @@ fn verified_review(review_id: RequestId, audit: Vec<finishline_engine::judge::au
         verification: vec![],
         tokens: Default::default(),
         cost_usd: None,
+        round_cost_usd: None,
         claim_words: None,
         verdict_summary: None,
         verdict_on_step: None,

@@ -239,8 +239,6 @@ export interface SessionModel {
   tokens: { agent: number; evaluator: number };
   /** The session's totals at its last review: the next review's round is counted from them. */
   reviewedTokens?: { agent: number; evaluator: number; compaction: number };
-  /** The session's cost at its last review, when prices were set. */
-  reviewedCost?: number;
   /** The manager was asked (for a plan, or whether the task needs one): its tokens are in the
    * evaluator's count. */
   managerAsked?: boolean;
@@ -518,11 +516,9 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       const before = next.reviewedTokens;
       const roundTokens = before && e.tokens ? { agent: e.tokens.agent - before.agent, evaluator: e.tokens.evaluator - before.evaluator, compaction: e.tokens.compaction - before.compaction } : undefined;
       if (e.tokens) next.reviewedTokens = e.tokens;
-      // Each review prices the whole session at the prices of its day: a difference below zero
-      // (prices lowered since) is no round's cost.
-      const roundCost = roundTokens && next.reviewedCost !== undefined && e.cost_usd !== undefined ? e.cost_usd - next.reviewedCost : undefined;
-      const roundCostUsd = roundCost !== undefined && roundCost >= 0 ? roundCost : undefined;
-      next.reviewedCost = e.cost_usd;
+      // The engine's own figure for the round: each review prices the whole session at the
+      // prices of its day, so the difference of two was not the round's cost.
+      const roundCostUsd = roundTokens ? e.round_cost_usd : undefined;
       next.review = {
         reviewId: e.review_id,
         claim: e.claim,

@@ -1239,15 +1239,15 @@ describe("Session view, loading and errors", () => {
 
   it("a later round's review says what that round used beside the whole session's: a follow-up read the session's total as its own", async () => {
     seq = 0;
-    const reviewed = (id: string, agent: number, evaluator: number) =>
-      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator, compaction: 0 }, cost_usd: (agent + evaluator) / 100_000 });
+    const reviewed = (id: string, agent: number, evaluator: number, round?: number) =>
+      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator, compaction: 0 }, cost_usd: (agent + evaluator) / 100_000, round_cost_usd: round });
     script([
       ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "task" }),
       reviewed("r1", 9000, 1000),
       ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
       ev({ type: "run_started", trigger: "message" }),
-      reviewed("r2", 9400, 1100),
+      reviewed("r2", 9400, 1100, 0.005),
       ev({ type: "status_changed", status: "awaiting_review" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
@@ -1256,27 +1256,28 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("review-cost")).toHaveTextContent(/^\$0\.0050 this round \(session: \$0\.1050\)$/);
   });
 
-  it("a round's cost is not made up: prices set since, or lowered since, show the session's cost, said to be the session's", async () => {
+  it("a round's cost is the engine's figure for that round, never the difference of two session totals; a history without it shows the session's", async () => {
     seq = 0;
-    const reviewed = (id: string, agent: number, cost?: number) =>
-      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator: 0, compaction: 0 }, cost_usd: cost });
-    const round = (first?: number, second?: number) => [
+    const reviewed = (id: string, agent: number, cost?: number, round?: number) =>
+      ev({ type: "review_requested", review_id: id, claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent, evaluator: 0, compaction: 0 }, cost_usd: cost, round_cost_usd: round });
+    const rounds = (second: () => ReturnType<typeof ev>) => [
       ev({ type: "session_created", task: "write a", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "task" }),
-      reviewed("r1", 9000, first),
+      reviewed("r1", 9000, 0.009),
       ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "more", reverted: false }),
       ev({ type: "run_started", trigger: "feedback" }),
-      reviewed("r2", 9400, second),
+      second(),
       ev({ type: "status_changed", status: "awaiting_review" }),
     ];
-    script(round(undefined, 0.2));
+    // The price was raised tenfold between the rounds: 0.11 − 0.009 is not what round 2 cost.
+    script(rounds(() => reviewed("r2", 11000, 0.11, 0.02)));
     const { unmount } = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("review-cost"), "no price at the first review: no round to tell").toHaveTextContent(/^\$0\.2000 \(session\)$/);
+    expect(await screen.findByTestId("review-cost")).toHaveTextContent(/^\$0\.0200 this round \(session: \$0\.1100\)$/);
     unmount();
     seq = 0;
-    script(round(0.3, 0.1));
+    script(rounds(() => reviewed("r2", 11000, 0.11)));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("review-cost"), "prices lowered since: the whole session priced again, never a negative round").toHaveTextContent(/^\$0\.1000 \(session\)$/);
+    expect(await screen.findByTestId("review-cost"), "no round figure stored: the session's cost, said to be the session's").toHaveTextContent(/^\$0\.1100 \(session\)$/);
   });
 
   it("a plan's evaluations say what they judged: a step, the last step with the whole task, the whole task after it (also once resumed)", async () => {

@@ -84,7 +84,7 @@ impl Run {
             }
         }
         let tokens = summary.map(|s| s.tokens).unwrap_or_default();
-        let cost_usd = self.cost();
+        let (cost_usd, round_cost_usd) = (self.cost(), self.round_cost());
         // A verdict on files changed since is not the review's: "not asked at the end", and its
         // answer stays in the story where it came.
         let outdated = self.verdict_outdated();
@@ -100,6 +100,7 @@ impl Run {
                 verification,
                 tokens,
                 cost_usd,
+                round_cost_usd,
                 claim_words: r.claim_words,
                 verdict_summary: self.evidence.last_verdict_summary.clone().filter(|_| !outdated),
                 verdict_on_step: self.evidence.last_verdict_on_step.clone().filter(|_| !outdated),
@@ -135,11 +136,23 @@ impl Run {
 
     /// The session's cost so far, when every model it used has a price.
     fn cost(&self) -> Option<f64> {
+        self.priced(self.engine.store.usage_by_source(&self.session).ok()?)
+    }
+
+    /// The cost of the usage since the session's last review, for a review after one.
+    fn round_cost(&self) -> Option<f64> {
+        let events = self.engine.store.events(&self.session, 0).ok()?;
+        let last = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. }))?;
+        self.priced(events[last..].iter().filter_map(|e| e.event.usage()).map(|(source, u)| (source, u.input_tokens, u.output_tokens)))
+    }
+
+    /// Usage by source priced at the settings' prices, when every model it used has one.
+    fn priced(&self, usage: impl IntoIterator<Item = (UsageSource, u64, u64)>) -> Option<f64> {
         let cfg = &self.engine.config;
         let agent = cfg.prices.get(&self.agent_model)?;
         let evaluator_model = self.evaluator.model.as_str();
         let mut total = 0.0;
-        for (source, input, output) in self.engine.store.usage_by_source(&self.session).ok()? {
+        for (source, input, output) in usage {
             let p = match source {
                 UsageSource::Evaluator => cfg.prices.get(evaluator_model)?,
                 _ => agent,
