@@ -1019,7 +1019,8 @@ function KeepOrGo(props: {
 
 /** The question before approving: what would go unsent first, then what would be accepted unchecked. */
 export function approveQuestion(verb: string, unsent: number, feedback: boolean, audit: number, unmet: number): string {
-  if (unsent > 0) return `${verb} without sending your comment${unsent === 1 ? "" : "s"}?`;
+  // Both dropped: the title said only the comments, and the feedback typed went with them.
+  if (unsent > 0) return `${verb} without sending your comment${unsent === 1 ? "" : "s"}${feedback ? " and feedback" : ""}?`;
   if (feedback) return `${verb} without sending your feedback?`;
   if (audit > 0) return `${verb} with ${audit === 1 ? "1 change that weakens" : `${audit} changes that weaken`} the checks?`;
   return `${verb} with ${unmet} of your comments not confirmed met?`;

@@ -1164,8 +1164,10 @@ export function SessionView({
                 a landing began with one, outside the budget: "0 times" read as none. */}
             {model.runResolving ? "Sent back to resolve the landing; " : ""}
             {/* One phrasing whatever the count: "1 of 5 times" beside "0 times (up to 5)" read as two measures. */}
+            {/* Right after the person's Request changes, "sent it back 0 times" read as if theirs
+                had not counted: before Finishline's first, say what it may do. */}
             {model.cycle.n === 0
-              ? `${model.runResolving ? "Finishline sent it back 0 more times" : "Finishline sent it back 0 times"} (up to ${model.cycle.max})`
+              ? `Finishline may send it back up to ${model.cycle.max}${model.runResolving ? " more" : ""} times`
               : `${model.runResolving ? "then " : ""}Finishline sent it back ${model.cycle.n} time${model.cycle.n === 1 ? "" : "s"} (up to ${model.cycle.max})`}
           </span>
         )}

@@ -702,7 +702,7 @@ describe("a task in its own worktree", () => {
     await waitFor(() => expect(screen.getByTestId("review-files-heading")).toHaveTextContent("What lands on main, merged with its changes (1)"));
     expect(screen.queryByTestId("earlier-rounds"), "the diff is the whole landing: no earlier rounds besides it").toBeNull();
     // It was sent back, to resolve the landing: "sent it back 0 times" read as if it had not been.
-    expect(screen.getByTestId("cycle-count")).toHaveTextContent("Sent back to resolve the landing; Finishline sent it back 0 more times (up to 5)");
+    expect(screen.getByTestId("cycle-count")).toHaveTextContent("Sent back to resolve the landing; Finishline may send it back up to 5 more times");
   });
 
   it("tried again and blocked for another reason, the box says the new reason, not 'still not landed'", async () => {
@@ -1500,6 +1500,23 @@ describe("review that talks back", () => {
     expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send 1 comment$/);
     await user.keyboard("shorter");
     expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send feedback and 1 comment$/);
+  });
+
+  it("approving with a comment and feedback typed asks about both in its title, as its words do", async () => {
+    const sent: unknown[] = [];
+    commenting(sent);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
+    const gutter = [...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!;
+    await user.click(gutter);
+    await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
+    await user.click(screen.getByTestId("request-changes"));
+    await user.keyboard("and sort the list");
+    await user.click(screen.getByTestId("approve"));
+    const ask = await screen.findByTestId("confirm-approve");
+    expect(ask).toHaveTextContent("Approve without sending your comment and feedback?");
+    expect(ask).toHaveTextContent("and sort the list");
   });
 
   it("approving with a comment typed but not added asks first, as with comments added", async () => {
