@@ -1,7 +1,7 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
-import { END_LABEL, landedText, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
+import { END_LABEL, landedText, STEP_STATE_LABEL, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
 import { AlertDialog } from "./AlertDialog";
@@ -488,7 +488,10 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
                   .filter((s) => s.state !== "replaced")
                   .map((s, i) => (
                     <li key={i} data-state={s.state}>
-                      <span className={`tag step-state state-${s.state}`}>{s.endReason ? END_LABEL[s.endReason] : s.state === "skipped" ? "not run" : s.state}</span> {s.step.title}
+                      {/* The badge as the plan panel's ("Failed" there, "Stuck" here read as two
+                          outcomes); how it ended follows when it says more. */}
+                      <span className={`tag step-state state-${s.state}`}>{STEP_STATE_LABEL[s.state]}</span> {s.step.title}
+                      {s.endReason && s.endReason !== "verified_done" && <span className="muted"> ({END_LABEL[s.endReason].toLowerCase()})</span>}
                       {stepSummary(s.summary, s.endReason) && <span className="muted">: {s.summary}</span>}
                     </li>
                   ))}

@@ -6,13 +6,13 @@ import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
-import { AppError, ipc, type ContinuationSource, type Envelope, type StepState } from "../ipc";
+import { AppError, ipc, type ContinuationSource, type Envelope } from "../ipc";
 import { activityText } from "../session/activity";
 import { Markdown } from "../components/Markdown";
 import { planEdited, PlanReview } from "../components/PlanReview";
 import { DecidedDiff, decisionText, ReviewPanel } from "../components/ReviewPanel";
 import { StatusBadge } from "../components/StatusBadge";
-import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, stepSummary, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
+import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, STEP_STATE_LABEL, stepSummaryBeside, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { planStrip } from "../session/planStrip";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
 import { FoundKey, useReveal, type RevealTarget } from "../session/reveal";
@@ -506,7 +506,6 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
 });
 
 // A skipped step was never run: the plan stopped first (failed, its budget spent, refused).
-const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Not run", replaced: "Replaced" };
 
 /** Step `i`'s number among the steps not replaced, 1-based. */
 const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
@@ -561,7 +560,7 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
             {s.endReason && (
               <p className="small">
                 {END_LABEL[s.endReason]}
-                {stepSummary(s.summary, s.endReason) ? `: ${s.summary}` : ""}
+                {stepSummaryBeside(s.summary, s.endReason, s.decidedBy) ? `: ${s.summary}` : ""}
               </p>
             )}
             {/* Not twice: a step its checks ended has their words as its summary already. */}
