@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
 import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
+import { failedAndTakenOver } from "../session/planStrip";
 import { END_LABEL, landedText, STEP_STATE_LABEL, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
 import { REVIEW_EVENT, type ReviewAction } from "./CommandPalette";
 import { useComparing } from "../comparing";
@@ -483,6 +484,8 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
             <dd data-testid="review-steps">
               {stepsDone(plan.steps)} done
               {plan.revisions.length > 0 ? `, plan revised ${plan.revisions.length}×` : ""}
+              {/* The list below still numbers the failed step the count leaves out. */}
+              {failedAndTakenOver(plan) ? ` after ${failedAndTakenOver(plan)} failed` : ""}
               <ol className="review-steps">
                 {plan.steps
                   .filter((s) => s.state !== "replaced")

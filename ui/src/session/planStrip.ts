@@ -20,6 +20,13 @@ function numberOf(plan: PlanView, index: number): string {
 /** "1", "1 and 3", "1, 3 and 4". */
 const andList = (items: string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
 
+/** "step 2" or "steps 2 and 4": the failed steps a revision took over, which the count of steps
+ * done leaves out while the lists still number them; empty when there are none. */
+export function failedAndTakenOver(plan: PlanView): string {
+  const numbers = plan.steps.flatMap((s, i) => (s.superseded ? [numberOf(plan, i).split("/")[0]] : []));
+  return numbers.length === 0 ? "" : `${numbers.length === 1 ? "step" : "steps"} ${andList(numbers)}`;
+}
+
 /** The strip's words for `plan`; `running`: a run of the session is at work now. */
 export function planStrip(plan: PlanView, running: boolean): PlanStrip | null {
   // Its review panel says it all.
@@ -34,8 +41,8 @@ export function planStrip(plan: PlanView, running: boolean): PlanStrip | null {
   const counted = plan.steps.filter((s) => s.state !== "replaced" && !s.superseded);
   if (plan.concluded) {
     // The panel lists a failed step a revision took over; the count leaves it out, and says why.
-    const revisedAfter = plan.steps.flatMap((s, i) => (s.superseded ? [numberOf(plan, i).split("/")[0]] : []));
-    const why = revisedAfter.length === 0 ? "" : ` · revised after ${revisedAfter.length === 1 ? "step" : "steps"} ${andList(revisedAfter)} failed`;
+    const failed = failedAndTakenOver(plan);
+    const why = failed ? ` · revised after ${failed} failed` : "";
     return { text: `Plan: ${counted.filter((s) => s.state === "done").length}/${counted.length} steps done${why}` };
   }
   const at = plan.steps[plan.current];

@@ -1223,20 +1223,22 @@ describe("Session view, loading and errors", () => {
     const step = (title: string, criteria: string[]) => ({ title, instructions: `${title}.`, criteria, depends_on: [] });
     const steps = [
       { step: step("Write a", ["a.txt exists"]), state: "done" as StepState, end_reason: "verified_done" as const, summary: "a.txt exists", output_data: null, replaced_because: null, decided_by: "checked without a model: a.txt exists ✓" },
-      { step: step("Write b", ["b.txt exists"]), state: "failed" as StepState, end_reason: "stuck" as const, summary: "b.txt is missing", output_data: null, replaced_because: null, decided_by: null },
+      { step: step("Write b", ["b.txt exists"]), state: "failed" as StepState, end_reason: "stuck" as const, summary: "b.txt is missing", output_data: null, replaced_because: null, decided_by: null, superseded: true },
+      { step: step("Fetch b", ["b.txt exists"]), state: "done" as StepState, end_reason: "verified_done" as const, summary: "", output_data: null, replaced_because: null, decided_by: null },
     ];
-    const plan: PlanProjection = { mode: "on", steps, revisions: [], replans: 0, current: 1, number: 2, of: 2, concluded: true, awaiting_review: false, budget_calls: 30, spent: { agent: 2, evaluator: 1, manager: 1 } };
+    const plan: PlanProjection = { mode: "on", steps, revisions: ["b needs fetching"], replans: 1, current: 2, number: 3, of: 3, concluded: true, awaiting_review: false, budget_calls: 30, spent: { agent: 3, evaluator: 1, manager: 2 } };
     script([
       ev({ type: "session_created", task: "write a and b", workspace: "/ws", provider: "openai", model: "m" }),
       ev({ type: "run_started", trigger: "plan_step" }),
-      { ...ev({ type: "plan_step_finished", index: 1, end_reason: "stuck", summary: "b.txt is missing" }), plan },
-      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "not_done", end_reason: "plan_failed", remaining: [], files_changed: [], verification: [] }),
+      { ...ev({ type: "plan_step_finished", index: 2, end_reason: "verified_done", summary: "" }), plan },
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
       ev({ type: "status_changed", status: "awaiting_review" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const [done] = await screen.findAllByTestId("plan-step");
     expect(done.textContent?.match(/a\.txt exists/g), "the criterion, then the check that passed it: not a third time after 'Verified done'").toHaveLength(2);
     expect(within(done).getByTestId("step-decided-by")).toHaveTextContent("Checked without a model: a.txt exists");
+    expect(screen.getByTestId("review-steps"), "the list below numbers the failed step the count leaves out").toHaveTextContent(/^2 of 2 done, plan revised 1× after step 2 failed/);
     const listed = within(screen.getByTestId("review-steps")).getAllByRole("listitem");
     expect(listed[1]).toHaveTextContent(/^Failed Write b \(stuck\): b\.txt is missing$/);
   });
