@@ -521,7 +521,7 @@ fn two_step_plan() -> fake_llm::Scenario {
     let write = |p: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": "x"}}]});
     let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
         {"when": {"kind": "manager"}, "reply": {"text": plan.to_string()}},
-        {"when": {"kind": "evaluator", "system_contains": "did the agent announce an action"}, "reply": {"text": "{\"announced_action_not_taken\": false, \"action\": \"\"}"}},
+        {"when": {"kind": "evaluator", "system_contains": "leave undone what it was to do"}, "reply": {"text": "{\"left_undone\": false, \"action\": \"\"}"}},
         {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"the file is there\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
         {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
         {"when": {"kind": "agent", "last_message_contains": "This step: Write a.txt"}, "reply": write("a.txt")},

@@ -60,8 +60,8 @@ fn person_commits_notes(r: &Path) {
 
 fn scenario(rules: Vec<Vec<Value>>) -> fake_llm::Scenario {
     let mut all: Vec<Value> = vec![
-        // Asked of a reply with no work in it: an answer, no action announced and not taken.
-        json!({"when": {"kind": "evaluator", "system_contains": "did the agent announce an action"}, "reply": {"text": "{\"announced_action_not_taken\": false, \"action\": \"\"}"}}),
+        // Asked of a reply with no work in it: an answer, nothing left undone.
+        json!({"when": {"kind": "evaluator", "system_contains": "leave undone what it was to do"}, "reply": {"text": "{\"left_undone\": false, \"action\": \"\"}"}}),
         json!({"when": {"kind": "evaluator"}, "reply": {"text": VERDICT_DONE}}),
     ];
     for r in rules {
