@@ -51,6 +51,19 @@ impl AgentFault {
         AgentFault { code: ErrorCode::ExternalAgent, message: message.into(), login: vec![], answered: None }
     }
 
+    /// A login asked for with bare words ("Authentication required", Claude Code's, after three
+    /// minutes of its own retries) where the agent's reply in the turn said why: a key it was
+    /// given is refused ("Invalid API key · Fix external API key"). Said in those words: "needs
+    /// you to log in" sent the person to log in with a key that was the thing to fix.
+    pub fn explained_by(self, label: &str, said: &str) -> Self {
+        let last = said.trim().rsplit("\n\n").next().unwrap_or_default().trim();
+        if self.code != ErrorCode::ExternalAgentAuth || login::key_refused(&self.message) || !login::key_refused(last) {
+            return self;
+        }
+        let words: String = last.chars().take(300).collect();
+        AgentFault { message: login::what_to_do(label, &words, None, &self.login), ..self }
+    }
+
     /// The agent refused a request: auth-required (or an error naming the key variables it
     /// lacks) becomes what to do to log in, in the agent's own words; anything else says what
     /// it refused.
@@ -885,6 +898,21 @@ pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets
 #[cfg(test)]
 mod tests {
     use super::expand_env;
+
+    #[test]
+    fn a_bare_login_request_is_explained_by_the_turns_last_words_only_when_they_say_a_key_was_refused() {
+        let auth = |m: &str| super::AgentFault { code: crate::error::ErrorCode::ExternalAgentAuth, message: m.into(), login: vec![], answered: None };
+        let said = "Let me write it.\n\nInvalid API key · Fix external API key";
+        assert!(auth("Claude Code needs you to log in (authentication required).")
+            .explained_by("Claude Code", said)
+            .message
+            .contains("is refused (Invalid API key"));
+        let plain = auth("Claude Code needs you to log in (authentication required).");
+        assert_eq!(plain.clone().explained_by("Claude Code", "I could not find the file."), plain, "words that say nothing of a key leave the login asked for");
+        assert_eq!(plain.clone().explained_by("Claude Code", "Invalid API key.\n\nHere is the plan."), plain, "only the turn's last words explain its end");
+        let other = super::AgentFault::new("Claude Code refused the prompt: busy");
+        assert_eq!(other.clone().explained_by("Claude Code", said), other, "a fault that is no login is left as it is");
+    }
 
     #[test]
     fn a_dollar_brace_value_is_read_from_finishlines_environment_and_anything_else_is_literal() {

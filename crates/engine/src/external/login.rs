@@ -188,6 +188,16 @@ pub fn error_detail(data: Option<&Value>) -> Option<String> {
     data.as_str().map(String::from)
 }
 
+/// Whether the agent's words say a key was given and refused ("Invalid API key", "API key is
+/// incorrect"): the key is then the thing to fix, not a login.
+pub fn key_refused(said: &str) -> bool {
+    let lower = said.to_lowercase();
+    let missing = ["missing", "not set", "not provided", "no api key", "not found", "required"].iter().any(|w| lower.contains(w));
+    let refused = ["invalid", "incorrect", "not valid", "refused", "rejected", "unauthorized"].iter().any(|w| lower.contains(w))
+        || lower.split(|c: char| !c.is_ascii_digit()).any(|n| n == "401");
+    lower.contains("api key") && refused && !missing
+}
+
 /// What the person reads when the agent needs a login: the agent's own words and each way it
 /// offers, or, when it offers none, where it says to log in.
 pub fn what_to_do(label: &str, agent_message: &str, detail: Option<&str>, methods: &[LoginMethod]) -> String {
@@ -198,13 +208,7 @@ pub fn what_to_do(label: &str, agent_message: &str, detail: Option<&str>, method
     if let Some(d) = detail.filter(|d| !d.trim().is_empty()) {
         said.push_str(&format!("; {}", d.trim().trim_end_matches('.')));
     }
-    // "Invalid API key", "API key is incorrect": a key was given, and it is the thing to fix.
-    let lower = said.to_lowercase();
-    let missing = ["missing", "not set", "not provided", "no api key", "not found", "required"].iter().any(|w| lower.contains(w));
-    let refused = ["invalid", "incorrect", "not valid", "refused", "rejected", "unauthorized"].iter().any(|w| lower.contains(w))
-        || lower.split(|c: char| !c.is_ascii_digit()).any(|n| n == "401");
-    let key_refused = lower.contains("api key") && refused && !missing;
-    if key_refused {
+    if key_refused(&said) {
         let mut text = format!("{label} says the API key it was given is refused ({said}): check the key in its environment (and the server address, if you set one), then run the task again.");
         if !methods.is_empty() {
             let ways: Vec<String> = methods.iter().map(|m| m.instruction(label)).collect();

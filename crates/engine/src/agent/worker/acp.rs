@@ -597,6 +597,7 @@ impl Run {
 
         // What the agent said it spent, if it ended its turn: kept for a turn stopped after all.
         let reported = finished.as_ref().and_then(|f| f.as_ref().ok()).cloned();
+        let finished = finished.map(|f| f.map_err(|fault| fault.explained_by(&ext.agent.label(), &text)));
         let (end, result) = match self.turn_end(ext, conn, rx, finished, halt) {
             Ok(ended) => ended,
             Err(h) => {
