@@ -59,6 +59,29 @@ async fn a_turn_that_never_ends_is_stopped_after_the_step_limit_with_a_clear_err
     assert_eq!(s.log("cancel.log").lines().count(), 1, "the agent is asked to stop its turn");
 }
 
+/// An agent that goes quiet (Claude Code retried a refused key for three minutes without a word)
+/// is said to have gone quiet, long before the step limit, and the words go once it speaks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_goes_quiet_is_said_to_and_the_words_go_once_it_speaks() {
+    let s = Scripted::new(json!({"turns": [{"updates": [{"pause_ms": 3000}, text("Wrote it, all done and checked.")]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(8)).await;
+    let o = h.run("Do the thing").await;
+    assert_ne!(o.status, SessionStatus::Failed, "a quiet spell within the step limit is no failure");
+    let quiet = o
+        .events
+        .iter()
+        .position(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.contains("has said nothing for 2 s")))
+        .expect("said quiet");
+    let spoke = o.events.iter().position(|e| matches!(e.event, EngineEvent::TextDelta { .. })).unwrap();
+    assert!(quiet < spoke, "said while it was quiet");
+    let EngineEvent::Activity { detail, .. } = &o.events[quiet].event else { unreachable!() };
+    assert!(detail.contains("model server") && detail.contains("Stop"), "what it may be doing, and the way out: {detail}");
+    assert!(
+        o.events[quiet..].iter().any(|e| matches!(&e.event, EngineEvent::Activity { detail, .. } if detail.ends_with("is working"))),
+        "once it speaks, the quiet words go"
+    );
+}
+
 /// An answer the agent wrote broken is skipped by the protocol's reader, so the turn looks
 /// silent until the step limit: the message then quotes the line, so the person learns the agent
 /// is at fault, not a slow model.

@@ -269,6 +269,16 @@ describe("Session view", () => {
     expect(round.map((r) => r.textContent)).toEqual(["Verification 1 of 2`npm test`: exit 0\nok", "Verification 2 of 2`npm run lint`: exit 0\nclean"]);
   });
 
+  it("an external agent that has gone quiet is said to, in the strip, mid-step", async () => {
+    script([
+      ...running(),
+      ev({ type: "step_started", step: 2 }),
+      ev({ type: "activity", phase: "waiting", detail: "Claude Code, which has said nothing for 45 s: it may be waiting on its model server (a slow answer, or retrying one that fails); Stop ends the turn" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for Claude Code, which has said nothing for 45 s"));
+  });
+
   it("a plan step's check command is asked for and shown as the plan's, not as one the agent named", async () => {
     script([
       ...running(),

@@ -416,7 +416,9 @@ impl Run {
         rx: mpsc::UnboundedReceiver<AgentMessage>,
         finished: Option<Result<TurnResult, AgentFault>>,
         halt: Option<Halt>,
+        said: &str,
     ) -> Result<(StepEnd, Option<TurnResult>), Halt> {
+        let finished = finished.map(|f| f.map_err(|fault| fault.explained_by(&ext.agent.label(), said)));
         Ok(match (finished, halt) {
             (_, Some(Halt::Cancelled)) => {
                 // Cancelled: the agent's process group goes now, whether it ended its turn or
@@ -510,6 +512,7 @@ impl Run {
         let mut tools: Vec<AgentTool> = Vec::new();
         let idle = self.engine.config.step_limit;
         let mut last_heard = tokio::time::Instant::now();
+        let mut quiet = Quiet::new(idle, &label);
         let mut halt: Option<Halt> = None;
         let mut grace_until = tokio::time::Instant::now();
         let mut rx_open = true;
@@ -530,6 +533,7 @@ impl Run {
                     if let Some(e) = batcher.take() { self.emit(e)?; }
                 }
                 _ = async { tokio::time::sleep_until(progress_at.unwrap()).await }, if progress_at.is_some() => self.send_progress(&mut tools, false)?,
+                _ = tokio::time::sleep_until(last_heard + quiet.after), if halt.is_none() && !quiet.said => self.emit(quiet.say())?,
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
                     // Taken before the cancel, which may make the agent end its line.
                     let stray = conn.take_stray_line(still_writing(idle));
@@ -539,6 +543,7 @@ impl Run {
                 }
                 m = rx.recv(), if rx_open => {
                     last_heard = tokio::time::Instant::now();
+                    if let Some(e) = quiet.heard() { self.emit(e)?; }
                     match m {
                         None => rx_open = false,
                         // A call started while the turn is being stopped is none of its work:
@@ -597,8 +602,7 @@ impl Run {
 
         // What the agent said it spent, if it ended its turn: kept for a turn stopped after all.
         let reported = finished.as_ref().and_then(|f| f.as_ref().ok()).cloned();
-        let finished = finished.map(|f| f.map_err(|fault| fault.explained_by(&ext.agent.label(), &text)));
-        let (end, result) = match self.turn_end(ext, conn, rx, finished, halt) {
+        let (end, result) = match self.turn_end(ext, conn, rx, finished, halt, &text) {
             Ok(ended) => ended,
             Err(h) => {
                 // Stopped mid-turn (cancelled, timed out, refused): what it wrote was paid for.
@@ -876,6 +880,38 @@ fn still_writing(idle: std::time::Duration) -> std::time::Duration {
 
 /// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
 /// could take (`stray`): then the agent is at fault, and the line is quoted.
+/// A turn's quiet spell, said once it has gone on a while (a quarter of the step limit, at most
+/// 45 s): Claude Code retrying a refused key says nothing for three minutes, and the window said
+/// only that it was working.
+struct Quiet {
+    after: Duration,
+    said: bool,
+    label: String,
+}
+
+impl Quiet {
+    fn new(idle: Duration, label: &str) -> Self {
+        Quiet { after: (idle / 4).min(Duration::from_secs(45)), said: false, label: label.to_string() }
+    }
+
+    /// Waiting, as the window says it ("Waiting for Claude Code, which …"): its strip says a
+    /// thinking step waits for the model, whatever the detail.
+    fn say(&mut self) -> EngineEvent {
+        self.said = true;
+        let detail = format!(
+            "{}, which has said nothing for {} s: it may be waiting on its model server (a slow answer, or retrying one that fails); Stop ends the turn",
+            self.label,
+            self.after.as_secs()
+        );
+        EngineEvent::Activity { phase: ActivityPhase::Waiting, detail }
+    }
+
+    /// The agent spoke: after a quiet spell was said, the window says it is working again.
+    fn heard(&mut self) -> Option<EngineEvent> {
+        std::mem::take(&mut self.said).then(|| EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("{} is working", self.label) })
+    }
+}
+
 fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>) -> String {
     let stray = match stray {
         Some(StrayLine::Skipped(line)) => {
