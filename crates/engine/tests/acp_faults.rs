@@ -82,6 +82,21 @@ async fn an_agent_that_goes_quiet_is_said_to_and_the_words_go_once_it_speaks() {
     );
 }
 
+/// A quiet spell while one of its tools runs (a test suite) is the tool's, whose card says it is
+/// running: not said to be the agent's wait on its model server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_spell_while_the_agents_tool_runs_is_not_said_to_be_a_wait_on_its_model() {
+    let s = Scripted::new(json!({"turns": [{"updates": [
+        {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "cargo test", "status": "in_progress"},
+        {"pause_ms": 3000},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"},
+        text("Ran the tests, all done and checked.")
+    ]}]}));
+    let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(8)).await;
+    let o = h.run("Run the tests").await;
+    assert!(!o.has(|e| matches!(e, EngineEvent::Activity { detail, .. } if detail.contains("has said nothing"))), "the tool's time is not the agent's silence");
+}
+
 /// An answer the agent wrote broken is skipped by the protocol's reader, so the turn looks
 /// silent until the step limit: the message then quotes the line, so the person learns the agent
 /// is at fault, not a slow model.

@@ -533,7 +533,7 @@ impl Run {
                     if let Some(e) = batcher.take() { self.emit(e)?; }
                 }
                 _ = async { tokio::time::sleep_until(progress_at.unwrap()).await }, if progress_at.is_some() => self.send_progress(&mut tools, false)?,
-                _ = tokio::time::sleep_until(last_heard + quiet.after), if halt.is_none() && !quiet.said => self.emit(quiet.say())?,
+                _ = tokio::time::sleep_until(last_heard + quiet.after), if halt.is_none() && quiet.may_say(&tools) => self.emit(quiet.say())?,
                 _ = tokio::time::sleep_until(last_heard + idle), if halt.is_none() => {
                     // Taken before the cancel, which may make the agent end its line.
                     let stray = conn.take_stray_line(still_writing(idle));
@@ -892,6 +892,12 @@ struct Quiet {
 impl Quiet {
     fn new(idle: Duration, label: &str) -> Self {
         Quiet { after: (idle / 4).min(Duration::from_secs(45)), said: false, label: label.to_string() }
+    }
+
+    /// Not said twice, nor while one of its tools runs (a test suite may take minutes, and its
+    /// card says it is running).
+    fn may_say(&self, tools: &[AgentTool]) -> bool {
+        !self.said && !tools.iter().any(|t| matches!(t.state, ToolState::Pending | ToolState::Running))
     }
 
     /// Waiting, as the window says it ("Waiting for Claude Code, which …"): its strip says a
