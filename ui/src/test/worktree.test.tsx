@@ -1487,31 +1487,23 @@ describe("review that talks back", () => {
     expect(sent[0]).toMatchObject({ decision: "request_changes", feedback: "shorter" });
   });
 
-  it("Send names what goes: the comments alone when no feedback is typed, the feedback and the comments once it is", async () => {
-    const sent: unknown[] = [];
-    commenting(sent);
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    const user = userEvent.setup();
-    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
-    const gutter = [...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!;
-    await user.click(gutter);
-    await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
+  /** One comment added on line 1, and Request changes opened. */
+  async function commentedAndOpened() {
+    const { user } = await typedNotAdded();
+    await user.keyboard("{Enter}");
     await user.click(screen.getByTestId("request-changes"));
+    return user;
+  }
+
+  it("Send names what goes: the comments alone when no feedback is typed, the feedback and the comments once it is", async () => {
+    const user = await commentedAndOpened();
     expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send 1 comment$/);
     await user.keyboard("shorter");
     expect(screen.getByTestId("send-feedback")).toHaveTextContent(/^Send feedback and 1 comment$/);
   });
 
   it("approving with a comment and feedback typed asks about both in its title, as its words do", async () => {
-    const sent: unknown[] = [];
-    commenting(sent);
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    const user = userEvent.setup();
-    await screen.findByTestId("diff-view", {}, { timeout: 10_000 });
-    const gutter = [...document.querySelectorAll("td.diff-gutter")].find((td) => td.textContent === "1")!;
-    await user.click(gutter);
-    await user.type(await screen.findByTestId("comment-input"), "use a named constant{Enter}");
-    await user.click(screen.getByTestId("request-changes"));
+    const user = await commentedAndOpened();
     await user.keyboard("and sort the list");
     await user.click(screen.getByTestId("approve"));
     const ask = await screen.findByTestId("confirm-approve");
