@@ -833,6 +833,44 @@ async fn a_stop_given_before_the_approve_began_stops_its_landing() {
     assert!(!h.engine.stop_landing(&o.session), "and nothing is left registered");
 }
 
+/// An approve waiting behind another decision on the same session (a terminal's approve, itself
+/// waiting its landing's turn) is stopped by Stop: the window's Stop did nothing until the other
+/// ended, and quitting waited for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_reaches_an_approve_waiting_behind_another_decision_on_the_session() {
+    let h = Harness::new(writes_notes(), Setup::default()).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "init"]);
+    let o = h.run("create notes.md").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    // Another process's decision holds the session.
+    let lock = h.data.path().join("locks").join(format!("{}.lock", o.session));
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _held = finishline_engine::workspace::lock::FolderLock::acquire(&lock).unwrap();
+        held_tx.send(()).unwrap();
+        let _ = free_rx.recv();
+    });
+    held_rx.recv().unwrap();
+    let stop = finishline_engine::CancellationToken::new();
+    let choice = finishline_engine::agent::ReviewChoice {
+        stop: Some(stop.clone()),
+        ..finishline_engine::agent::ReviewChoice::new(Decision::Approve, DecidedBy::Person)
+    };
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let approving = tokio::task::spawn_blocking(move || engine.decide(&review, choice));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), approving).await.expect("Stop ends the wait").unwrap().unwrap();
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    free_tx.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review still waits");
+    assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "init", "nothing landed");
+}
+
 /// A comment on lines the file does not have (a typo in `--comment notes.md:99=…`) is refused
 /// with how many lines the file has: it would reach the agent as a criterion quoting nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -506,7 +506,22 @@ impl Engine {
         // decision in another process): its landing then ends before anything is checked.
         let stop = (choice.decision == Decision::Approve).then(|| self.runtime.landing_stop(&summary.id, choice.stop.as_ref()));
         // One decision at a time per session, across processes; the loser finds it decided.
-        let _lock = FolderLock::acquire(&session_lock(&self.config.data_dir, &summary.id))?;
+        let lock = session_lock(&self.config.data_dir, &summary.id);
+        let _lock = match &stop {
+            // Behind another process's decision, itself maybe waiting its landing's turn for
+            // minutes: Stop ends the wait, with nothing done (nothing is recorded either: the
+            // session is the other decision's until it lets go).
+            Some(stop) => loop {
+                if let Some(taken) = FolderLock::try_acquire_within(&lock, std::time::Duration::from_millis(200))? {
+                    break taken;
+                }
+                if stop.token.is_cancelled() {
+                    let b = Blocked::stopped();
+                    return Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail });
+                }
+            },
+            None => FolderLock::acquire(&lock)?,
+        };
         let summary = self.pending_review_session(review)?;
         let events = self.store.events(&summary.id, 0)?;
         let comments = comments_on(&events, review);
