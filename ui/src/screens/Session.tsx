@@ -505,8 +505,6 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   }
 });
 
-// A skipped step was never run: the plan stopped first (failed, its budget spent, refused).
-
 /** Step `i`'s number among the steps not replaced, 1-based. */
 const livePosition = (steps: PlanView["steps"], i: number) => steps.slice(0, i + 1).filter((s) => s.state !== "replaced").length;
 

@@ -790,8 +790,8 @@ export function stepSummary(summary: string | undefined, endReason: EndReason | 
   return summary && endReason && summary === `ended: ${endReason}` ? undefined : summary;
 }
 
-/** What decided a step, as a sentence: its own checks, or how its run ended, or the evaluator. */
-/** A plan step's state as its badge says it, in the plan panel and in the review's list alike. */
+/** A plan step's state as its badge says it, in the plan panel and in the review's list alike.
+ * A skipped step was never run: the plan stopped first (failed, its budget spent, refused). */
 export const STEP_STATE_LABEL: Record<StepState, string> = { pending: "Pending", running: "Running", done: "Done", failed: "Failed", skipped: "Not run", replaced: "Replaced" };
 
 /** A step's summary beside how it ended, unless its decided-by line says it already ("a.txt
@@ -802,6 +802,7 @@ export function stepSummaryBeside(summary: string | undefined, endReason: EndRea
   return s && decidedBy && decidedBy.trim() !== s.trim() && decidedBy.includes(s.trim()) ? undefined : s;
 }
 
+/** What decided a step, as a sentence: its own checks, or how its run ended, or the evaluator. */
 export function decidedByText(d: string): string {
   // The tick or cross stays with the word before it: alone on a line it read as a stray mark.
   if (d.startsWith("checked without a model")) return `Checked without a model${d.slice("checked without a model".length)}`.replace(/ ([✓✗])/g, "\u00a0$1");

@@ -928,10 +928,10 @@ impl Engine {
                     // directory made again, empty, where it was, to lock in.
                     match FolderLock::try_acquire_in_place_within(&file, std::time::Duration::from_millis(200)) {
                         Ok(taken) => turn = taken,
-                        Err(_) => match landing::repository_gone(wt) {
+                        Err(e) => match landing::repository_gone(wt) {
                             Some(gone) => return Ok(Err(gone.blocked())),
-                            // As a lock that cannot be taken at all: the landing goes on alone.
-                            None => break,
+                            // Another landing holds the turn: going on alone now would race it.
+                            None => return Err(e),
                         },
                     }
                 }

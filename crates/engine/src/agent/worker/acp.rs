@@ -228,21 +228,24 @@ struct Said {
     text: String,
     /// The last message a chunk named.
     named: Option<String>,
+    /// An empty chunk began another message: the break goes before what comes next.
+    break_due: bool,
 }
 
 impl Said {
     /// Adds a chunk; returns what it added (the chunk, after a paragraph break when it begins
     /// another message), to be streamed as it is stored.
     fn push(&mut self, chunk: &str, message: Option<String>) -> String {
-        // Nothing said yet: a break now could be followed by nothing.
-        if chunk.is_empty() {
-            return String::new();
-        }
         // A chunk naming no message is taken as more of the last one: an agent may name a
         // message on its first chunk only.
-        let another = message.as_ref().is_some_and(|now| self.named.as_ref().map_or(!self.text.is_empty(), |was| was != now));
+        let another = self.break_due || message.as_ref().is_some_and(|now| self.named.as_ref().map_or(!self.text.is_empty(), |was| was != now));
         if message.is_some() {
             self.named = message;
+        }
+        // Nothing said yet: a break now could be followed by nothing, so it waits for the text.
+        self.break_due = another && chunk.is_empty();
+        if chunk.is_empty() {
+            return String::new();
         }
         let piece = if another && !self.text.ends_with("\n\n") {
             format!("{}{chunk}", if self.text.ends_with('\n') { "\n" } else { "\n\n" })
@@ -543,7 +546,7 @@ impl Run {
                 }
                 m = rx.recv(), if rx_open => {
                     last_heard = tokio::time::Instant::now();
-                    if let Some(e) = quiet.heard() { self.emit(e)?; }
+                    if let Some(e) = quiet.heard(m.is_some()) { self.emit(e)?; }
                     match m {
                         None => rx_open = false,
                         // A call started while the turn is being stopped is none of its work:
@@ -573,6 +576,7 @@ impl Run {
                 }
                 c = async { claims_rx.as_mut().unwrap().recv().await }, if claims_rx.is_some() => {
                     last_heard = tokio::time::Instant::now();
+                    if let Some(e) = quiet.heard(c.is_some()) { self.emit(e)?; }
                     match c {
                         None => claims_rx = None,
                         Some(call) => claim = answer_claim(call).or(claim),
@@ -590,9 +594,7 @@ impl Run {
                 other => refuse_late(other),
             }
         }
-        if let Some(e) = batcher.take() {
-            self.emit(e)?;
-        }
+        batcher.take().map(|e| self.emit(e)).transpose()?;
         self.send_progress(&mut tools, true)?;
         if let (Some((_, slot)), Some(rx)) = (ext.claims.as_mut(), claims_rx) {
             *slot = rx;
@@ -878,8 +880,6 @@ fn still_writing(idle: std::time::Duration) -> std::time::Duration {
     (idle / 4).min(std::time::Duration::from_secs(2))
 }
 
-/// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
-/// could take (`stray`): then the agent is at fault, and the line is quoted.
 /// A turn's quiet spell, said once it has gone on a while (a quarter of the step limit, at most
 /// 45 s): Claude Code retrying a refused key says nothing for three minutes, and the window said
 /// only that it was working.
@@ -912,12 +912,16 @@ impl Quiet {
         EngineEvent::Activity { phase: ActivityPhase::Waiting, detail }
     }
 
-    /// The agent spoke: after a quiet spell was said, the window says it is working again.
-    fn heard(&mut self) -> Option<EngineEvent> {
-        std::mem::take(&mut self.said).then(|| EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("{} is working", self.label) })
+    /// Something came from the agent: once it `spoke` (a channel that closed, the agent gone, is
+    /// no word from it) after a quiet spell was said, the window says it is working again.
+    fn heard(&mut self, spoke: bool) -> Option<EngineEvent> {
+        (spoke && std::mem::take(&mut self.said))
+            .then(|| EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("{} is working", self.label) })
     }
 }
 
+/// Why a turn that reported nothing for `idle` was stopped. Its answer may be a line no reader
+/// could take (`stray`): then the agent is at fault, and the line is quoted.
 fn silent_turn(label: &str, idle: std::time::Duration, stray: Option<StrayLine>) -> String {
     let stray = match stray {
         Some(StrayLine::Skipped(line)) => {
@@ -967,6 +971,8 @@ mod tests {
             empty_start.push(chunk, message.map(String::from));
         }
         assert_eq!(empty_start.text, "One.", "an empty chunk of a new message adds no break with nothing after it");
+        empty_start.push("Two.", None);
+        assert_eq!(empty_start.text, "One.\n\nTwo.", "the new message's text, named on its empty first chunk only, is a paragraph of its own");
     }
 
     #[test]
