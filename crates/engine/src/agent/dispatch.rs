@@ -228,8 +228,12 @@ impl Run {
 
     /// The gate's decision carried out: run, refuse, or ask the person and wait.
     pub(super) async fn permit_gated(&mut self, gate: Gate, tool: &str, input: Value, reason: String, call: Option<&ToolCall>) -> Result<(), Halt> {
+        // A prompt about a command, not a call of the agent's: allowed for the session, it is
+        // that command that is (see [`super::permission::command_grant`]).
+        let command_grant = call.is_none().then(|| input.get("command").and_then(Value::as_str).map(super::permission::command_grant)).flatten();
         match gate {
             Gate::Run => Ok(()),
+            Gate::Ask if command_grant.as_ref().is_some_and(|g| self.allowed.contains(g)) => Ok(()),
             Gate::Refuse => Err(Halt::Denied),
             Gate::Ask => {
                 let request = RequestId::new();
@@ -253,7 +257,12 @@ impl Run {
                 match self.wait_for(&request, RequestKind::Permission, rx).await? {
                     Answer::Permission(PermissionDecision::AllowOnce) => Ok(()),
                     Answer::Permission(PermissionDecision::AllowSession) => {
-                        super::permission::grant(&mut self.allowed, tool);
+                        match command_grant {
+                            Some(g) => {
+                                self.allowed.insert(g);
+                            }
+                            None => super::permission::grant(&mut self.allowed, tool),
+                        }
                         Ok(())
                     }
                     _ => Err(Halt::Denied),

@@ -98,20 +98,26 @@ impl RunEvidence {
 }
 
 /// Tools the person allowed "for this session", read from the session's events: the grant lasts
-/// as long as the session, across runs and restarts. A check command's request (no call of the
-/// agent's: a step's or the agent's verify command) grants as the run that asked it did, or a
-/// plan's next step, a run of its own, asked again.
+/// as long as the session, across runs and restarts. A request with no call of the agent's (a
+/// plan step's check, the agent's verify command) granted its command, as the run that asked
+/// did: a plan's next step, a run of its own, asked again.
 pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
-    let mut asked: HashMap<&RequestId, &str> = HashMap::new();
+    // Each request's grant: a command's (Finishline's own key), or a tool's, by its name only.
+    let mut asked: HashMap<&RequestId, Result<String, &str>> = HashMap::new();
     let mut granted = HashSet::new();
     for e in events {
         match &e.event {
-            EngineEvent::PermissionRequested { request_id, tool, .. } => {
-                asked.insert(request_id, tool.as_str());
+            EngineEvent::PermissionRequested { request_id, tool, input, call_id, .. } => {
+                let command = call_id.is_none().then(|| input.get("command").and_then(Value::as_str)).flatten();
+                asked.insert(request_id, command.map(super::permission::command_grant).ok_or(tool.as_str()));
             }
             EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => {
-                if let Some(tool) = asked.get(request_id) {
-                    super::permission::grant(&mut granted, tool);
+                match asked.get(request_id) {
+                    Some(Ok(command)) => {
+                        granted.insert(command.clone());
+                    }
+                    Some(Err(tool)) => super::permission::grant(&mut granted, tool),
+                    None => {}
                 }
             }
             // Allowed when the task was started: for good, as "always this session" is.

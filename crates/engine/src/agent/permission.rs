@@ -49,6 +49,14 @@ pub fn grant(allowed_for_session: &mut HashSet<String>, tool: &str) {
     }
 }
 
+/// What "Allow for this session" grants on a prompt with no call of the agent's behind it (a plan
+/// step's check, the agent's verify command, an external agent's terminal): that command only.
+/// Granted as `run_command`, the prompt about one check let the agent run any command unasked
+/// for the rest of the session. No tool is named so: only Finishline puts it there.
+pub fn command_grant(command: &str) -> String {
+    format!("\u{0}command:{command}")
+}
+
 /// Allows what the task was started allowing (`--allow`, where `all` is every tool that would
 /// ask, and a tool named is allowed even where the settings deny it).
 pub fn grant_started_with(allowed_for_session: &mut HashSet<String>, tools: &[String]) {
