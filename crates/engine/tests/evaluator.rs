@@ -130,6 +130,8 @@ fn the_conversation_check_asks_whether_work_the_person_asked_for_was_left_undone
     i.question = Some(EvaluationQuestion::AnnouncedAction);
     let r = build_request("judge", &i, StructuredMode::Native);
     assert!(r.system.contains("asked for work") && r.system.contains("error"), "{}", r.system);
+    // A "thanks!" after finished work is judged against that message, not the first request.
+    assert!(r.system.contains("latest message") && r.system.contains("earlier turns counts as done"), "{}", r.system);
     let user = r.messages.iter().map(|m| if let ChatMessage::User { content } = m { content.clone() } else { String::new() }).collect::<String>();
     assert!(user.contains("Write hello.txt with hi in it"), "the person's request is there to judge the reply against: {user}");
     let schema = &r.structured.as_ref().unwrap().schema;
