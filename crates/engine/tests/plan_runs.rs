@@ -1195,6 +1195,54 @@ async fn allowing_a_steps_check_command_for_the_session_covers_the_next_steps_ch
         o.has(|e| matches!(e, EngineEvent::Verification { plans: true, persons_own: false, .. })),
         "its result says it is the plan's check, not one the agent named"
     );
-    let ran = o.events.iter().filter(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == "test -f a.txt")).count();
+    let ran =
+        o.events.iter().filter(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == "test -f a.txt")).count();
     assert_eq!(ran, 2, "the check ran and passed at both steps");
+}
+
+/// A step's own verify commands are the plan's (the manager wrote them): their prompt and result
+/// say so, not that the agent named them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steps_own_verify_command_is_said_to_be_the_plans() {
+    let h = Harness::new(
+        rules(json!([
+            manager(
+                json!({}),
+                json!({"steps": [
+                    {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["the file is written"], "depends_on": [], "verify": ["test -f a.txt"]},
+                    {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+                ]})
+                .to_string()
+            ),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup { permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
+    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
+    let person = tokio::spawn(async move {
+        let mut sub = Box::pin(store.subscribe(s, 0));
+        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
+            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
+                engine.respond_permission(&request_id, PermissionDecision::AllowOnce).unwrap();
+            }
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    person.abort();
+    let o = h.outcome(&sid);
+    let reason = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::PermissionRequested { reason, input, .. } if input["command"] == "test -f a.txt" => Some(reason.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the step's command was asked about: {:?}", errors(&o)));
+    assert!(reason.starts_with("The plan names this command"), "{reason}");
+    assert!(o.has(|e| matches!(e, EngineEvent::Verification { command, plans: true, .. } if command == "test -f a.txt")), "its result says it is the plan's");
 }

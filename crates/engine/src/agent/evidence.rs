@@ -111,15 +111,13 @@ pub fn session_grants(events: &[Envelope]) -> HashSet<String> {
                 let command = call_id.is_none().then(|| input.get("command").and_then(Value::as_str)).flatten();
                 asked.insert(request_id, command.map(super::permission::command_grant).ok_or(tool.as_str()));
             }
-            EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => {
-                match asked.get(request_id) {
-                    Some(Ok(command)) => {
-                        granted.insert(command.clone());
-                    }
-                    Some(Err(tool)) => super::permission::grant(&mut granted, tool),
-                    None => {}
+            EngineEvent::PermissionResolved { request_id, decision: PermissionDecision::AllowSession } => match asked.get(request_id) {
+                Some(Ok(command)) => {
+                    granted.insert(command.clone());
                 }
-            }
+                Some(Err(tool)) => super::permission::grant(&mut granted, tool),
+                None => {}
+            },
             // Allowed when the task was started: for good, as "always this session" is.
             EngineEvent::TaskAllowed { tools } => super::permission::grant_started_with(&mut granted, tools),
             _ => {}

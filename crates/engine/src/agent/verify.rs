@@ -67,6 +67,8 @@ impl Run {
         for (nth, command) in (1..).zip(commands) {
             self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: command.clone() })?;
             let persons_own = self.verify_commands.contains(command);
+            // A step's own verify list is the plan's too.
+            let plans = plans || self.plan_step.as_ref().is_some_and(|s| s.step.verify.contains(command));
             if !persons_own {
                 let reason = if plans {
                     "The plan names this command as this step's check (“Done when”). It runs in a shell in the workspace."
