@@ -1162,15 +1162,7 @@ async fn allowing_a_steps_check_command_for_the_session_covers_the_next_steps_ch
     .await;
     let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
     // The person: every question answered "Allow for this session".
-    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
-    let person = tokio::spawn(async move {
-        let mut sub = Box::pin(store.subscribe(s, 0));
-        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
-            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
-                engine.respond_permission(&request_id, PermissionDecision::AllowSession).unwrap();
-            }
-        }
-    });
+    let person = answering_every_permission(&h, &sid, PermissionDecision::AllowSession);
     tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
     person.abort();
     let o = h.outcome(&sid);
@@ -1223,15 +1215,7 @@ async fn a_steps_own_verify_command_is_said_to_be_the_plans() {
     )
     .await;
     let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
-    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
-    let person = tokio::spawn(async move {
-        let mut sub = Box::pin(store.subscribe(s, 0));
-        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
-            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
-                engine.respond_permission(&request_id, PermissionDecision::AllowOnce).unwrap();
-            }
-        }
-    });
+    let person = answering_every_permission(&h, &sid, PermissionDecision::AllowOnce);
     tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
     person.abort();
     let o = h.outcome(&sid);
@@ -1245,4 +1229,17 @@ async fn a_steps_own_verify_command_is_said_to_be_the_plans() {
         .unwrap_or_else(|| panic!("the step's command was asked about: {:?}", errors(&o)));
     assert!(reason.starts_with("The plan names this command"), "{reason}");
     assert!(o.has(|e| matches!(e, EngineEvent::Verification { command, plans: true, .. } if command == "test -f a.txt")), "its result says it is the plan's");
+}
+
+/// A person who answers every permission the session asks for with `decision`.
+fn answering_every_permission(h: &Harness, sid: &SessionId, decision: PermissionDecision) -> tokio::task::JoinHandle<()> {
+    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
+    tokio::spawn(async move {
+        let mut sub = Box::pin(store.subscribe(s, 0));
+        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
+            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
+                engine.respond_permission(&request_id, decision).unwrap();
+            }
+        }
+    })
 }
