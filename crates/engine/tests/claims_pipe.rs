@@ -87,3 +87,19 @@ async fn when_the_sessions_server_stops_the_pipe_process_exits_and_its_socket_is
     assert!(exited.is_some(), "no pipe process outlives the session's server");
     assert!(!socket.exists() && !socket.parent().unwrap().exists(), "the socket and its private folder are removed: {socket:?}");
 }
+
+/// A front end killed outright (kill -9, a crash, power lost) cannot remove its socket's folder;
+/// the next server tidies away every such folder nobody listens on, and leaves a live one alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_starting_removes_the_folders_of_sockets_nobody_listens_on_any_more() {
+    let abandoned = std::env::temp_dir().join(format!("finishline-mcp-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir(&abandoned).unwrap();
+    // Bound and then dropped: the socket file stays, as after a process killed mid-session.
+    drop(std::os::unix::net::UnixListener::bind(abandoned.join("mcp.sock")).unwrap());
+    let (live, _calls) = claims::serve().await.unwrap();
+    let live_socket = live.socket.clone().unwrap();
+    let (second, _more) = claims::serve().await.unwrap();
+    assert!(!abandoned.exists(), "the folder of a socket nobody listens on is removed: {abandoned:?}");
+    assert!(live_socket.exists(), "another session's live socket is left alone: {live_socket:?}");
+    drop((live, second));
+}

@@ -119,12 +119,33 @@ fn serve_socket(_handler: Claims, _stop: CancellationToken) -> Option<PathBuf> {
     None
 }
 
+const SOCKET_FOLDER_PREFIX: &str = "finishline-mcp-";
+
+/// Removes the socket folders that front ends killed outright (kill -9, a crash, power lost) left
+/// in `temp`: those whose socket refuses a connection, so nobody listens on it. A folder still
+/// being made (no socket yet) or served by another session is left alone.
+#[cfg(unix)]
+fn remove_abandoned_sockets(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else { return };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(SOCKET_FOLDER_PREFIX) {
+            continue;
+        }
+        let socket = entry.path().join("mcp.sock");
+        let refused = matches!(std::os::unix::net::UnixStream::connect(&socket), Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
+        if refused {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Serves every connection to a fresh socket until `stop`; `None` when the socket cannot be made
 /// (a temporary folder whose path is too long for a socket), and the agent gets HTTP instead.
 #[cfg(unix)]
 fn serve_socket(handler: Claims, stop: CancellationToken) -> Option<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(format!("finishline-mcp-{}", uuid::Uuid::new_v4().simple()));
+    remove_abandoned_sockets(&std::env::temp_dir());
+    let dir = std::env::temp_dir().join(format!("{SOCKET_FOLDER_PREFIX}{}", uuid::Uuid::new_v4().simple()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
     let path = dir.join("mcp.sock");
     let Ok(listener) = tokio::net::UnixListener::bind(&path) else {
