@@ -1050,6 +1050,7 @@ fn landing_ways(reason: LandingBlock, approve: &str, resolve: Option<&str>) -> S
     match (reason, resolve) {
         // Its detail says how: the branch is where the repository went, out of Finishline's reach.
         (LandingBlock::RepositoryGone, _) => format!("once the repository is back: `{approve}`"),
+        (LandingBlock::BranchMoved, _) => format!("to land it on top of what moved: `{approve}`; {keep}"),
         (LandingBlock::OutsideSparseCheckout, _) => format!("to land it as a commit instead: `{approve} --land squash` (or `--land merge`); {keep}"),
         (LandingBlock::VerificationFailed, Some(resolve)) => format!("to let the agent fix it: `{resolve}`; {keep}"),
         (r, Some(resolve)) if r.agent_can_resolve() => format!("to let the agent resolve it: `{resolve}`; {keep}"),

@@ -1527,6 +1527,34 @@ async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_s
     assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "the checkout holds the task's file, as the message says");
 }
 
+/// The person commits in the very instant a landing moves their branch: nothing conflicts, so
+/// the terminal must not offer the agent a conflict to resolve; approving again lands it on top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_moved_in_the_instant_of_landing_is_no_conflict_and_approving_again_lands_it() {
+    let (_s, dir, cli) = server(vec![writes("land.txt", "land\n", 0)]).await;
+    let r = repo(dir.path());
+    let waiting = cli.run("write land.txt", &r, &[]);
+    let id = session_of(&waiting);
+    let marker = dir.path().join("paused");
+    let child = approve_paused_at(&cli, &id, "landing-after-checkout", &marker);
+    let other = git(&r, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved meanwhile"]);
+    git(&r, &["update-ref", "refs/heads/main", &other]);
+    std::fs::remove_file(&marker).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(6), "not landed: {said}");
+    let events = stored(&cli.data, &id);
+    let reason = events
+        .iter()
+        .find_map(|e| if let finishline_engine::event::EngineEvent::LandingBlocked { reason, .. } = e { Some(*reason) } else { None })
+        .expect("the landing says why it stopped");
+    assert_eq!(reason, finishline_engine::domain::LandingBlock::BranchMoved, "{said}");
+    assert!(!said.contains("resolve"), "no conflict is offered to the agent: {said}");
+    assert!(said.contains("approve again"), "the way forward is named: {said}");
+    assert_eq!(cli.review(&id, &["--approve"]).status.code(), Some(0), "approving again lands it");
+    assert_eq!(git(&r, &["log", "--format=%s", "-2", "main"]), "write land.txt\nmoved meanwhile", "on top of the person's commit");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_never_lands_a_file_over_an_ignored_folder_or_a_folder_over_an_ignored_file() {
     let rules = calls_then_done(

@@ -932,6 +932,9 @@ pub enum LandingBlock {
     OutsideSparseCheckout,
     /// The branch moved and the task's commits do not apply on it cleanly.
     Conflict,
+    /// The branch moved in the instant the task was being landed (the person committed then):
+    /// nothing conflicts and nothing landed; approving again lands the task on top.
+    BranchMoved,
     /// The task's changes hold conflict markers (`<<<<<<<` … `>>>>>>>`) it added: a merge left
     /// unresolved, which would land as text in the person's files.
     ConflictMarkers,
@@ -962,6 +965,7 @@ impl LandingBlock {
             LandingBlock::YourIgnoredFiles => "your_ignored_files",
             LandingBlock::OutsideSparseCheckout => "outside_sparse_checkout",
             LandingBlock::Conflict => "conflict",
+            LandingBlock::BranchMoved => "branch_moved",
             LandingBlock::ConflictMarkers => "conflict_markers",
             LandingBlock::VerificationFailed => "verification_failed",
             LandingBlock::NoBranch => "no_branch",

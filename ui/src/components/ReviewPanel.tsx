@@ -79,8 +79,10 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   your_ignored_files: "Not landed: it would replace files your .gitignore hides",
   outside_sparse_checkout: "Not landed as uncommitted changes: the task changed files outside your sparse checkout",
   branch_in_use: "Not landed: the branch is in use (a rebase, a bisect or another worktree)",
-  // The engine's detail names the branch and what conflicts: a title would say it twice.
+  // The engine's detail names the branch and what conflicts (or that it moved in that very
+  // instant, and to approve again): a title would say it twice.
   conflict: "Not landed",
+  branch_moved: "Not landed",
   conflict_markers: "Not landed",
   verification_failed: "Not landed: verification fails on top of the moved branch",
   no_branch: "Not landed: there is no branch to land on",

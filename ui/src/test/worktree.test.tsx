@@ -686,6 +686,15 @@ describe("a task in its own worktree", () => {
     expect(calls.filter((c) => c === "submit_review")).toHaveLength(3);
   });
 
+  it("a branch that moved in the instant of landing offers approving again, not the agent resolving a conflict", async () => {
+    script([...reviewWaiting(), ev({ type: "landing_blocked", reason: "branch_moved", files: [], detail: "“main” moved while the task was being landed: approve again" })], () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const blocked = await screen.findByTestId("landing-blocked");
+    expect(blocked).toHaveTextContent("Not landed. “main” moved while the task was being landed: approve again. Nothing was overwritten.");
+    expect(screen.queryByTestId("resolve-with-agent"), "nothing conflicts: there is nothing for the agent to resolve").toBeNull();
+    expect(screen.getByTestId("approve")).toBeEnabled();
+  });
+
   it("the review after the agent resolved a landing is headed as what lands on the branch, not as the changes since the last review", async () => {
     const events = [
       ...reviewWaiting(),

@@ -208,7 +208,7 @@ pub fn tips(wt: &TaskWorktree) -> Result<std::result::Result<Tips, Blocked>> {
     };
     if !git_ok(Path::new(&wt.repo), &["merge-base", "--is-ancestor", &tips.target, &tips.task]) {
         let branch = &tips.branch;
-        return Ok(Err(Blocked::new(LandingBlock::Conflict, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
+        return Ok(Err(Blocked::new(LandingBlock::BranchMoved, vec![], format!("“{branch}” moved on again while the task was being landed: approve again"))));
     }
     Ok(Ok(tips))
 }
@@ -628,7 +628,7 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                     }
                 }
                 return Ok(Err(Blocked::new(
-                    LandingBlock::Conflict,
+                    LandingBlock::BranchMoved,
                     vec![],
                     format!("“{}” moved while the task was being landed: approve again", c.target_branch),
                 )));
