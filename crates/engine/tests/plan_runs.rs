@@ -1106,6 +1106,9 @@ async fn a_step_continued_after_the_plans_budget_is_spent_makes_no_further_call(
     assert_eq!(o.end_reason, Some(EndReason::PlanBudgetSpent), "{:?}", errors(&o));
     assert_eq!(o.calls_of(RequestKind::Agent), before, "no call past the budget");
     assert_eq!(PlanState::from_events(&o.events).unwrap().spent.total(), 5);
+    let last_run = o.events.iter().rposition(|e| matches!(e.event, EngineEvent::RunStarted { .. })).unwrap();
+    let notes: Vec<_> = o.events[last_run..].iter().filter(|e| matches!(e.event, EngineEvent::Continuation { .. })).collect();
+    assert!(notes.is_empty(), "no note telling the agent to go on, which it never got, is shown: {notes:?}");
 }
 
 /// The last step's evaluator found the whole request done; the task's own check then ran at the

@@ -362,11 +362,7 @@ impl Run {
         answers_call: Option<&str>,
         remaining: Vec<String>,
     ) -> Result<bool, Halt> {
-        if self.plan_step.is_none() {
-            return Ok(false);
-        }
-        let state = self.plan_state()?;
-        if state.budget_calls.is_none_or(|b| state.spent.total() < b) {
+        if !self.plan_budget_spent()? {
             return Ok(false);
         }
         if let Some(id) = answers_call {
@@ -380,6 +376,15 @@ impl Run {
         });
         self.end_step(StepEnding { end_reason: EndReason::PlanBudgetSpent, claim, claim_words, remaining, stuck: None }).await?;
         Ok(true)
+    }
+
+    /// Whether this run is a plan's step and the plan's budget of model calls is spent.
+    pub(super) fn plan_budget_spent(&self) -> crate::Result<bool> {
+        if self.plan_step.is_none() {
+            return Ok(false);
+        }
+        let state = self.plan_state()?;
+        Ok(state.budget_calls.is_some_and(|b| state.spent.total() >= b))
     }
 
     /// Whether the plan stopped after a failed step that the manager will revise: the person's

@@ -491,6 +491,9 @@ impl Run {
         } else if self.history.is_empty() {
             // A resumed session with nothing to say still needs the task in front of the model.
             self.history.push(ChatMessage::User { content: self.task.clone() });
+        } else if self.plan_budget_spent()? {
+            // The step ends at the budget below, before any call: a note telling the agent to go
+            // on would show as sent when it never was.
         } else if start.trigger == RunTrigger::Resume {
             // Engine text, never the person's: stored and shown as Finishline's own note.
             self.note(ContinuationSource::Resume, prompt::resume_note())?;
