@@ -94,8 +94,10 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
   // A session found by its words shows the passage, unless its title says why it matched.
   const all = useMemo<(PaletteCommand & { found?: boolean; passage?: SearchHit["snippet"] })[]>(() => {
     const listed = new Set(sessions.map((s) => s.id));
-    // A hit opens its session at the message the match is in.
+    // A hit opens its session at the message the match is in; one its title matches opens as it
+    // is now (a message with the title's words in it is not what the person was after).
     const hits = new Map(found.map((h) => [h.session_id, h]));
+    const at = (label: string, id: string) => (matches(label, query) ? undefined : hits.get(id)?.message_id);
     const passage = (label: string, id: string) => {
       const parts = hits.get(id)?.snippet;
       return parts && parts.length > 0 && !matches(label, query) ? parts : undefined;
@@ -107,7 +109,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
         hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
-        run: () => onOpenSession(s.id, hits.get(s.id)?.message_id),
+        run: () => onOpenSession(s.id, at(s.title || s.task, s.id)),
         found: hits.has(s.id),
         passage: passage(s.title || s.task, s.id),
       })),
@@ -117,7 +119,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
           id: `session-${h.session_id}`,
           label: `Open: ${h.title}`,
           hint: STATUS_LABEL[h.status],
-          run: () => onOpenSession(h.session_id, h.message_id),
+          run: () => onOpenSession(h.session_id, at(h.title, h.session_id)),
           found: true,
           passage: passage(h.title, h.session_id),
         })),

@@ -156,6 +156,23 @@ describe("the command palette", () => {
     expect(opened, "opened at the message the match is in").toEqual([["ses_new", "m7"]]);
   });
 
+  it("opens a session found by its title at where it is now, not at a message that happens to hold the words", async () => {
+    const opened: string[][] = [];
+    let searched = false;
+    mockIPC((cmd) => {
+      if (cmd === "list_sessions") return [summary("ses_new", "edit notes")];
+      if (cmd === "search_sessions" && (searched = true))
+        return [{ session_id: "ses_new", title: "edit notes", status: "completed", created_at: "", message_id: "m2", snippet: [{ text: "Editing notes.txt now", matched: true }] }];
+    });
+    render(<CommandPalette commands={[]} onOpenSession={(...args) => opened.push(args.filter((a) => a !== undefined) as string[])} onClose={() => {}} />);
+    const user = userEvent.setup();
+    await user.type(screen.getByTestId("palette-input"), "edit notes");
+    await waitFor(() => expect(searched).toBe(true));
+    await waitFor(() => expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual([expect.stringContaining("Open: edit notes")]));
+    await user.keyboard("{Enter}");
+    expect(opened, "its title says why it matched: it opens as it is, at its end").toEqual([["ses_new"]]);
+  });
+
   it("offers Approve while a review waits, and Approve decides it", async () => {
     const calls: { cmd: string; args: unknown }[] = [];
     let seq = 0;
