@@ -245,7 +245,8 @@ export function App() {
     showTheme(view?.settings.theme ?? "system");
   }, [view?.settings.theme]);
 
-  // Ctrl+K: the command palette; ?: the shortcut list (outside text fields).
+  // Ctrl+K: the command palette; Ctrl+N: a new task (the reflex for "new" in every desktop app);
+  // ?: the shortcut list (outside text fields).
   const [overlay, setOverlay] = useState<"palette" | "shortcuts" | null>(null);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -253,6 +254,9 @@ export function App() {
       if (e.ctrlKey && !e.altKey && e.key.toLowerCase() === "k") {
         e.preventDefault();
         setOverlay("palette");
+      } else if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "n") {
+        e.preventDefault();
+        setScreen("new");
       } else if (e.key === "?" && !e.ctrlKey && !e.altKey && !isTextField(e.target)) {
         e.preventDefault();
         setOverlay("shortcuts");
@@ -281,7 +285,7 @@ export function App() {
   const paletteCommands = (): PaletteCommand[] => {
     const go = (s: Screen) => () => setScreen(s);
     const list: PaletteCommand[] = [
-      { id: "new", label: "New task", hint: "Alt+1", run: go("new") },
+      { id: "new", label: "New task", hint: "Ctrl+N", run: go("new") },
       { id: "history", label: "Go to History", hint: "Alt+2", run: go("history") },
       { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
       { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },

@@ -198,6 +198,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
 
 export const SHORTCUTS: [string, string][] = [
   ["Ctrl+K", "Command palette: every screen, the buttons of the one you are on, every session by title"],
+  ["Ctrl+N", "New task"],
   ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
   ["Alt+↓ / Alt+↑", "The next / previous session in the sidebar"],
   ["Ctrl+Enter", "Run the task (New Task)"],

@@ -49,6 +49,24 @@ describe("the command palette", () => {
     expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
   });
 
+  it("Ctrl+N starts a new task from any screen, its task box ready for typing", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view({}, true);
+        if (cmd === "list_sessions") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Alt>}2{/Alt}");
+    expect(await screen.findByTestId("history")).toBeInTheDocument();
+    await user.keyboard("{Control>}n{/Control}");
+    expect(await screen.findByTestId("new-task-form"), "the reflex for new, as in every desktop app").toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId("task-input")).toHaveFocus());
+  });
+
   it("typing trust opens History's trust figures, unfolded and focused", async () => {
     mockIPC(
       (cmd) => {
