@@ -337,7 +337,7 @@ async fn a_command_in_the_clients_terminal_asks_like_run_command_and_runs_in_the
     let (sid, handle) = h.engine.start_session("Run the check", &h.ws()).unwrap();
     let EngineEvent::PermissionRequested { request_id: request, tool, input, .. } = first_request(&h, &sid).await else { unreachable!() };
     assert_eq!(tool, "run_command", "a terminal command is gated like the built-in shell tool");
-    assert!(input["command"].as_str().unwrap().starts_with("sh -c echo in"), "the prompt shows the command line: {input}");
+    assert!(input["command"].as_str().unwrap().starts_with("sh -c 'echo in"), "the prompt shows the command line: {input}");
     assert!(h.read("ran.txt").is_none(), "nothing runs before the person answers");
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();

@@ -222,7 +222,11 @@ impl Run {
 
     /// The permission gate for a tool (or a verification command, with no `call`).
     pub(super) async fn permit_command(&mut self, tool: &str, input: Value, reason: String, call: Option<&ToolCall>) -> Result<(), Halt> {
-        let gate = self.engine.config.permissions.gate(&self.toolbox, tool, &self.allowed);
+        let policy = &self.engine.config.permissions;
+        let gate = match input.get("command").and_then(Value::as_str).filter(|_| call.is_none()) {
+            Some(command) => policy.gate_command(&self.toolbox, tool, command, &self.allowed),
+            None => policy.gate(&self.toolbox, tool, &self.allowed),
+        };
         self.permit_gated(gate, tool, input, reason, call).await
     }
 
@@ -233,7 +237,6 @@ impl Run {
         let command_grant = call.is_none().then(|| input.get("command").and_then(Value::as_str).map(super::permission::command_grant)).flatten();
         match gate {
             Gate::Run => Ok(()),
-            Gate::Ask if command_grant.as_ref().is_some_and(|g| self.allowed.contains(g)) => Ok(()),
             Gate::Refuse => Err(Halt::Denied),
             Gate::Ask => {
                 let request = RequestId::new();

@@ -81,6 +81,19 @@ impl PermissionPolicy {
         }
     }
 
+    /// A prompt about one command, with no call of the agent's behind it (a plan step's check,
+    /// the agent's verify command, an external agent's terminal): as [`Self::gate`], and the
+    /// command the person allowed for the session runs, in a later run with nobody to ask too,
+    /// unless the settings deny the tool.
+    pub fn gate_command(&self, toolbox: &Toolbox, tool: &str, command: &str, allowed_for_session: &HashSet<String>) -> Gate {
+        match self.gate(toolbox, tool, allowed_for_session) {
+            Gate::Run => Gate::Run,
+            Gate::Refuse if self.setting(toolbox, tool, allowed_for_session) == Permission::Deny => Gate::Refuse,
+            _ if allowed_for_session.contains(&command_grant(command)) => Gate::Run,
+            gate => gate,
+        }
+    }
+
     /// Whether `tool` is refused only because it would ask and nobody can be asked: not the
     /// person's denial, and said so.
     pub fn refused_unasked(&self, toolbox: &Toolbox, tool: &str, allowed_for_session: &HashSet<String>) -> bool {
@@ -204,5 +217,22 @@ mod tests {
         grant_started_with(&mut edit_only, &["edit".to_string()]);
         let execute_denied = PermissionPolicy { overrides: HashMap::from([("execute".to_string(), Permission::Deny)]), ..Default::default() };
         assert_eq!(execute_denied.gate_external("edit", Some("execute"), &edit_only), Gate::Refuse, "a call titled as an allowed tool is judged by its kind");
+    }
+
+    /// A command the person allowed for the session (a step's check) runs in every later run of
+    /// the session, one started from a script with nobody to ask too; another command does not,
+    /// and a denial in the settings still stands.
+    #[test]
+    fn a_command_allowed_for_the_session_runs_later_though_nobody_can_be_asked() {
+        let toolbox = Toolbox::standard();
+        let granted = HashSet::from([command_grant("cargo test")]);
+        let asks = PermissionPolicy::default();
+        assert_eq!(asks.gate_command(&toolbox, "run_command", "cargo test", &granted), Gate::Run);
+        assert_eq!(asks.gate_command(&toolbox, "run_command", "cargo test; rm -rf ~", &granted), Gate::Ask);
+        let nobody = PermissionPolicy { nobody_to_ask: true, ..Default::default() };
+        assert_eq!(nobody.gate_command(&toolbox, "run_command", "cargo test", &granted), Gate::Run, "the person's grant holds with nobody to ask");
+        assert_eq!(nobody.gate_command(&toolbox, "run_command", "cargo build", &granted), Gate::Refuse);
+        let denies = PermissionPolicy { overrides: HashMap::from([("run_command".to_string(), Permission::Deny)]), nobody_to_ask: true, ..Default::default() };
+        assert_eq!(denies.gate_command(&toolbox, "run_command", "cargo test", &granted), Gate::Refuse, "a denial in the settings stands");
     }
 }

@@ -406,9 +406,22 @@ fn permission_answer(picked: Option<String>) -> RequestPermissionResponse {
 /// Asks the person, through the run, whether the agent may run a command in a terminal.
 fn ask_terminal(asks: &mpsc::UnboundedSender<AgentMessage>, r: &CreateTerminalRequest) -> oneshot::Receiver<bool> {
     let (reply, answer) = oneshot::channel();
-    let command = std::iter::once(r.command.clone()).chain(r.args.iter().cloned()).collect::<Vec<_>>().join(" ");
+    let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+    let command = shown_command(&r.command, &r.args, &env, r.cwd.as_deref());
     let _ = asks.send(AgentMessage::Terminal(TerminalAsk { command, reply }));
     answer
+}
+
+/// The terminal command as the person is asked about it, and as "Allow for this session"
+/// remembers it: read as a shell would, so it is the whole of what runs. Joined with plain spaces
+/// (and without its environment and folder), two different requests read the same, and the
+/// grant for one let the other run unasked.
+fn shown_command(command: &str, args: &[String], env: &[(String, String)], cwd: Option<&Path>) -> String {
+    // A NUL cannot be quoted for a shell; no process gets it in an argument either.
+    let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| format!("{s:?}"), std::borrow::Cow::into_owned);
+    let folder = cwd.map(|c| format!("cd {} &&", quote(&c.to_string_lossy())));
+    let vars = env.iter().map(|(k, v)| format!("{}={}", quote(k), quote(v)));
+    folder.into_iter().chain(vars).chain(std::iter::once(command).chain(args.iter().map(String::as_str)).map(quote)).collect::<Vec<_>>().join(" ")
 }
 
 /// `terminal/create` once the person answered: the command runs in the workspace, or is refused.
@@ -898,6 +911,24 @@ pub async fn check(agent: &ExternalAgent, cwd: &Path, timeout: Duration, secrets
 #[cfg(test)]
 mod tests {
     use super::expand_env;
+
+    #[test]
+    fn a_terminal_command_is_shown_whole_so_requests_that_differ_never_read_the_same() {
+        let shown = |c: &str, a: &[&str], e: &[(&str, &str)], d: Option<&str>| {
+            let args: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+            let env: Vec<(String, String)> = e.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            super::shown_command(c, &args, &env, d.map(std::path::Path::new))
+        };
+        assert_eq!(shown("cargo", &["test"], &[], None), "cargo test", "a plain command reads as typed");
+        assert_eq!(shown("sh", &["-c", "echo hi; rm x"], &[], None), "sh -c 'echo hi; rm x'");
+        assert_ne!(shown("echo", &["a b"], &[], None), shown("echo", &["a", "b"], &[], None), "arguments keep their edges");
+        assert_eq!(
+            shown("cargo", &["test"], &[("RUSTC_WRAPPER", "/tmp/x y")], None),
+            "RUSTC_WRAPPER='/tmp/x y' cargo test",
+            "the environment it sets is shown"
+        );
+        assert_eq!(shown("make", &[], &[], Some("sub dir")), "cd 'sub dir' && make", "and the folder it runs in");
+    }
 
     #[test]
     fn a_bare_login_request_is_explained_by_the_turns_last_words_only_when_they_say_a_key_was_refused() {

@@ -785,7 +785,7 @@ impl Run {
     /// The agent wants to run a command in the client's terminal: the gate decides as for the
     /// built-in `run_command` (the same setting, the same allow-for-this-session).
     async fn external_terminal(&mut self, ask: crate::external::connection::TerminalAsk) -> Result<(), Halt> {
-        let gate = self.engine.config.permissions.gate(&self.toolbox, crate::tool::RUN_COMMAND, &self.allowed);
+        let gate = self.engine.config.permissions.gate_command(&self.toolbox, crate::tool::RUN_COMMAND, &ask.command, &self.allowed);
         let reason = "The external agent runs this command in Finishline's terminal, in the workspace, without secrets in its environment.".to_string();
         match self.permit_gated(gate, crate::tool::RUN_COMMAND, json!({ "command": ask.command }), reason, None).await {
             Ok(()) => {
