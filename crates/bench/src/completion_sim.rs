@@ -380,7 +380,7 @@ pub(crate) fn engine_loop(a: &mut Agent, sc: &Scenario, checked: bool) -> Ended 
                 Action::Verify { commands } => {
                     let failure =
                         (!a.bug_fixed).then(|| VerificationFailure { command: commands[0].clone(), exit_code: Some(1), output_tail: "1 test failed".into() });
-                    e.verification = Some(VerificationOutcome { failures: failure.into_iter().collect() });
+                    e.verification = Some(VerificationOutcome { failures: failure.into_iter().collect(), ..Default::default() });
                 }
                 other => break other,
             }

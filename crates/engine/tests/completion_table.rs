@@ -351,7 +351,7 @@ fn row_15_with_no_file_changed_a_failure_of_a_command_the_task_did_not_name_is_e
     e.files_changed = false;
     e.claim = claim(Claim::Success);
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test")] });
+    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test")], ..Default::default() });
     assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
 
     e.task_commands = vec!["cargo test".into()];
@@ -363,7 +363,7 @@ fn row_15_with_no_file_changed_a_failure_of_a_command_the_task_did_not_name_is_e
 
     e.files_changed = false;
     e.claim = Some(ClaimEvidence { verify_command: Some("make check".into()), ..ClaimEvidence::new(Claim::Success) });
-    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test"), failed("make check")] });
+    e.verification = Some(VerificationOutcome { failures: vec![failed("cargo test"), failed("make check")], ..Default::default() });
     match decide(&e, &cfg()) {
         Action::Continue { source: ContinuationSource::Verification, text, .. } => {
             assert!(text.contains("make check") && !text.contains("cargo test"), "the agent is sent back for the command it named: {text}")
@@ -377,7 +377,7 @@ fn row_16_the_same_verification_failure_twice_is_stuck() {
     let f = VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "1 failed".into() };
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failures: vec![f.clone()] });
+    e.verification = Some(VerificationOutcome { failures: vec![f.clone()], ..Default::default() });
     e.previous_verification_failure = Some(f);
     assert_eq!(end(&decide(&e, &cfg())), Some(EndReason::Stuck));
     assert_eq!(
@@ -393,6 +393,7 @@ fn row_17_a_verification_failure_continues_with_the_command_and_output() {
     e.verify_commands = vec!["cargo test".into()];
     e.verification = Some(VerificationOutcome {
         failures: vec![VerificationFailure { command: "cargo test".into(), exit_code: Some(101), output_tail: "test foo ... FAILED".into() }],
+        ..Default::default()
     });
     match decide(&e, &cfg()) {
         Action::Continue { source: ContinuationSource::Verification, text, .. } => {
@@ -406,7 +407,7 @@ fn row_17_a_verification_failure_continues_with_the_command_and_output() {
 fn row_17_a_declined_verification_does_not_end_the_run() {
     let mut e = stop();
     e.verify_commands = vec!["cargo test".into()];
-    e.verification = Some(VerificationOutcome { failures: vec![] });
+    e.verification = Some(VerificationOutcome { failures: vec![], ..Default::default() });
     assert_eq!(decide(&e, &cfg()), Action::Evaluate { question: EvaluationQuestion::Done });
 }
 

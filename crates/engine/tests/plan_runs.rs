@@ -795,7 +795,8 @@ async fn a_plan_stopped_short_after_a_step_its_commands_decided_says_which_step(
             agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
             agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
         ])),
-        five_calls(),
+        // The checks may run: a declined one decides nothing.
+        Setup { permissions: finishline_engine::agent::PermissionPolicy { allow_all: true, ..Default::default() }, ..five_calls() },
     )
     .await;
     let o = start(&h, "write a.txt to d.txt", PlanMode::On).await;
@@ -1193,6 +1194,49 @@ async fn allowing_a_steps_check_command_for_the_session_covers_the_next_steps_ch
     let ran =
         o.events.iter().filter(|e| matches!(&e.event, EngineEvent::Verification { command, exit_code: Some(0), .. } if command == "test -f a.txt")).count();
     assert_eq!(ran, 2, "the check ran and passed at both steps");
+}
+
+/// The person declines a step's check command: it never ran, so the step is not "checked
+/// without a model ✓", which let unverified work reach the review as verified. The evaluator
+/// judges the step instead, told the check was declined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steps_check_the_person_declines_is_not_counted_as_passed() {
+    let h = Harness::new(
+        rules(json!([
+            manager(
+                json!({}),
+                json!({"steps": [
+                    {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["`test -f a.txt` passes"], "depends_on": []},
+                    {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+                ]})
+                .to_string()
+            ),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup { permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
+    let person = answering_every_permission(&h, &sid, PermissionDecision::Deny);
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    person.abort();
+    let o = h.outcome(&sid);
+    assert!(
+        o.has(|e| matches!(e, EngineEvent::Verification { command, skipped: true, .. } if command == "test -f a.txt")),
+        "the check was declined: {:?}",
+        errors(&o)
+    );
+    let decided: Vec<Option<String>> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::PlanStepFinished { index: 0, decided_by, .. } = &e.event { Some(decided_by.clone()) } else { None })
+        .collect();
+    assert!(!decided.iter().flatten().any(|d| d.contains('✓')), "a check that never ran is not ticked: {decided:?}");
+    let evaluated = o.requests.iter().filter(|r| r.kind == RequestKind::Evaluator).any(|r| r.all_text.contains("`test -f a.txt`: skipped (declined)"));
+    assert!(evaluated, "the evaluator judged the step, told the check was declined");
 }
 
 /// A step's own verify commands are the plan's (the manager wrote them): their prompt and result

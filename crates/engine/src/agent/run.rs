@@ -668,15 +668,20 @@ impl Run {
                 }
                 Action::Verify { commands } => {
                     let outcome = self.verify(&commands, false).await?;
-                    verified_now = commands;
+                    verified_now = outcome.passed(&commands);
                     evidence.verification = Some(outcome);
                 }
                 Action::Evaluate { question } => {
                     // A plan step whose every criterion needs no reader is judged by its checks.
                     let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
-                    by_checks = checks.is_some();
-                    let ev = match checks {
+                    let by_checks_alone = match checks {
                         Some(checks) => self.check_step(&checks, &verified_now).await?,
+                        None => None,
+                    };
+                    // A check declined (or nobody to ask) never ran: a model judges instead.
+                    by_checks = by_checks_alone.is_some();
+                    let ev = match by_checks_alone {
+                        Some(ev) => ev,
                         None if self.stop_at_plan_budget(&evidence, answers_call.as_deref(), evidence.open_todos.clone()).await? => return Ok(None),
                         None => self.evaluate(question).await?,
                     };

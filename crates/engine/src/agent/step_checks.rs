@@ -94,14 +94,22 @@ impl Run {
     }
 
     /// Judges the step by its checks: the files looked at, the commands run (one the
-    /// verification just passed is not run again). Stands in for the evaluator's verdict.
-    pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String]) -> Result<EvaluationOutcome, Halt> {
+    /// verification just passed is not run again). Stands in for the evaluator's verdict; `None`
+    /// when a command was declined (or nobody could be asked): it never ran, so the checks
+    /// cannot decide, and the evaluator judges, told so.
+    pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String]) -> Result<Option<EvaluationOutcome>, Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: "the step's criteria, without a model".into() })?;
         let mut results = Vec::new();
         for c in checks {
             let ok = match c {
                 Check::CommandPasses(cmd) if just_verified.contains(cmd) => true,
-                Check::CommandPasses(cmd) => self.verify(std::slice::from_ref(cmd), true).await?.failures.is_empty(),
+                Check::CommandPasses(cmd) => {
+                    let ran = self.verify(std::slice::from_ref(cmd), true).await?;
+                    if !ran.skipped.is_empty() {
+                        return Ok(None);
+                    }
+                    ran.failures.is_empty()
+                }
                 other => self.file_check(other),
             };
             results.push((c.describe(), ok));
@@ -116,7 +124,7 @@ impl Run {
         self.evidence.last_verdict_summary = Some(decided.clone());
         // A step's own checks judge the step alone, the last one too.
         self.evidence.last_verdict_on_step = self.plan_step.as_ref().filter(|_| !self.judge_whole).map(super::plan_run::StepRun::label);
-        Ok(EvaluationOutcome {
+        Ok(Some(EvaluationOutcome {
             verdict: if done { Verdict::Done } else { Verdict::NotDone },
             summary: decided,
             continuation_prompt: if done {
@@ -128,6 +136,6 @@ impl Run {
             stuck_reason: None,
             output_data: None,
             comments: vec![],
-        })
+        }))
     }
 }

@@ -89,6 +89,7 @@ impl Run {
                             plans,
                         })?;
                         self.evidence.verification_log.push(format!("`{command}`: skipped (declined)"));
+                        outcome.skipped.push(command.clone());
                         continue;
                     }
                     Err(h) => return Err(h),

@@ -116,9 +116,17 @@ pub struct VerificationFailure {
 pub struct VerificationOutcome {
     /// Every command that failed, in the order run; empty when every command passed or was declined.
     pub failures: Vec<VerificationFailure>,
+    /// The commands the person declined (or nobody could be asked about): never run, so they
+    /// neither passed nor failed.
+    pub skipped: Vec<String>,
 }
 
 impl VerificationOutcome {
+    /// Of `commands`, those that ran and passed.
+    pub fn passed(&self, commands: &[String]) -> Vec<String> {
+        commands.iter().filter(|c| !self.skipped.contains(c) && !self.failures.iter().any(|f| &f.command == *c)).cloned().collect()
+    }
+
     pub fn failure(&self) -> Option<&VerificationFailure> {
         self.failures.first()
     }
