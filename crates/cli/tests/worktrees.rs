@@ -266,6 +266,26 @@ async fn a_repository_moved_while_its_landing_waits_its_turn_is_said_gone_and_no
     assert_eq!(git(&moved, &["log", "-1", "--format=%s", "main"]), "init", "its branch did not move");
 }
 
+/// The same, moved in the instant before the landing first tries for its turn (nobody else
+/// holding it): that first try made the old place's `.git` again too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_moved_just_before_its_landing_takes_its_turn_is_said_gone_and_nothing_is_made_where_it_was() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write one.txt", &r, &[]));
+    let marker = dir.path().join("paused");
+    let approving = approve_paused_at(&cli, &id, "landing-before-turn", &marker);
+    let moved = dir.path().join("moved");
+    std::fs::rename(&r, &moved).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let out = approving.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "nothing landed: {said}");
+    assert!(said.contains("no longer at"), "the repository is said gone: {said}");
+    assert!(!r.exists(), "nothing was made where the repository was");
+    assert_eq!(git(&moved, &["log", "-1", "--format=%s", "main"]), "init", "its branch did not move");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_agent_touches_the_folder() {
     let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;

@@ -911,14 +911,21 @@ impl Engine {
         }
         let mut turn = None;
         if let Some(file) = landing::turn_file(wt) {
-            // A lock that cannot be taken at all (a file system without locks, a git directory
-            // nobody may write in) leaves the landing to go on alone, as before turns.
-            let held_elsewhere = match FolderLock::try_acquire(&file) {
+            crate::fault::pause_at("landing-before-turn");
+            // In place, as below. A lock that cannot be taken at all (a file system without
+            // locks, a git directory nobody may write in) leaves the landing to go on alone, as
+            // before turns; a repository gone since it was looked at stops it.
+            let held_elsewhere = match FolderLock::try_acquire_in_place_within(&file, std::time::Duration::ZERO) {
                 Ok(taken) => {
                     turn = taken;
                     turn.is_none()
                 }
-                Err(_) => false,
+                Err(_) => {
+                    if let Some(gone) = landing::repository_gone(wt) {
+                        return Ok(Err(gone.blocked()));
+                    }
+                    false
+                }
             };
             if held_elsewhere {
                 let detail = "waiting for another task's landing in this repository to finish".to_string();
