@@ -11,6 +11,7 @@ export function ConfirmDiscard({
   rejecting = false,
   onKeepBranch,
   dropped,
+  approvedBefore = false,
 }: {
   branch: string;
   onKeep: () => void;
@@ -22,6 +23,9 @@ export function ConfirmDiscard({
   /** What else the decision drops (feedback typed and not sent): said in the same question,
    * not in a second one before it. */
   dropped?: ReactNode;
+  /** An earlier round of the task was approved: its work landed and stays, which the person
+   * rejecting a follow-up may fear goes too. */
+  approvedBefore?: boolean;
 }) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => keep.current?.focus(), []);
@@ -34,6 +38,7 @@ export function ConfirmDiscard({
             or after the task ended (commit_changed_after_task). */}
         {rejecting ? " If anything changed in the worktree after this review, the branch is kept with it instead." : " If anything changed in the worktree after the task ended (your own edits there), the branch is kept with it instead."} Your checkout is not touched, and History keeps the
         session{rejecting ? " and its diff" : ""}.
+        {approvedBefore && " The work you approved in an earlier round stays where it landed: only this round's is removed."}
         {onKeepBranch && !rejecting && <> To keep its work without the worktree, keep only its branch: what the agent wrote is committed on it for a later <code>git merge</code>.</>}
       </p>
       {dropped && <p data-testid={`${id}-dropped`}>{dropped}</p>}

@@ -55,6 +55,8 @@ interface Props {
   onOpenSettings?: () => void;
   /** What the session does now, as the engine says: a landing's steps while Approve lands. */
   activity?: { phase: Phase; detail: string };
+  /** An earlier round was approved: rejecting this one leaves that work where it landed. */
+  approvedBefore?: boolean;
 }
 
 /** What a landing under way does now: its own step when the engine said one, else the whole
@@ -158,7 +160,7 @@ export function sendLabel(feedback: string, comments: number, carried = 0): stri
   return `Send ${parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0]}`;
 }
 
-export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings, activity }: Props) {
+export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluatorModel, plan, place, sessionId, defaultLanding, attempt, onOpenSettings, activity, approvedBefore = false }: Props) {
   // A plan that failed or spent its budget: the evaluator's last verdict was on a step.
   const planUnfinished = review.endReason === "plan_failed" || review.endReason === "plan_budget_spent";
   // The person's comments from the last review that the judge could not confirm met.
@@ -979,6 +981,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       {confirmReject && worktree && (
         <ConfirmDiscard
           rejecting
+          approvedBefore={approvedBefore}
           branch={worktree.branch}
           dropped={typedFeedback ? <TypedFeedback text={typedFeedback} decision="rejecting" /> : undefined}
           onKeep={() => {

@@ -1271,7 +1271,7 @@ export function SessionView({
               </button>
             </span>
           )}
-          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.runAfterPlan ? undefined : model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} activity={model.activity} />
+          <ReviewPanel review={model.review} tokens={model.tokens} managerAsked={model.managerAsked} onDecided={decided} evaluatorModel={lastEvaluatorModel(model.items)} plan={model.runAfterPlan ? undefined : model.plan} place={model.place} sessionId={sessionId} attempt={groupChosen ? null : model.attempt} onOpenSettings={onOpenSettings && (() => onOpenSettings())} activity={model.activity} approvedBefore={model.approvedBefore} />
         </div>
       )}
       {!running && model.status !== "awaiting_review" && model.lastSeq > 0 && (

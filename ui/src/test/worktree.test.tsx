@@ -455,6 +455,25 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("review-files-heading")).toHaveTextContent(/^Files changed \(1\)$/);
   });
 
+  it("rejecting a follow-up says the work approved in an earlier round stays where it landed", async () => {
+    const first = reviewWaiting();
+    const events = [
+      ...first.slice(0, 4),
+      ev({ type: "review_resolved", review_id: "r1", decision: "approve", by: "person", feedback: null, reverted: false }),
+      ev({ type: "landed", mode: "squash", target_branch: "main", commit: "1111111", files: ["parser.rs"] }),
+      ev({ type: "status_changed", status: "completed" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "lexer.rs", kind: "modified", diff: "+more" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    script(events, () => undefined);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("reject"));
+    expect(await screen.findByTestId("confirm-reject")).toHaveTextContent("The work you approved in an earlier round stays where it landed: only this round's is removed.");
+  });
+
   it("reject asks before the worktree goes, keeping it by default, and rejects once confirmed", async () => {
     const sent: { input: { decision: string } }[] = [];
     script(reviewWaiting(), (cmd, args, push) => {
