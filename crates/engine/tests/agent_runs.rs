@@ -1063,6 +1063,29 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
     assert!(!checked, "the checks on the moved branch did not start");
 }
 
+/// Stopped while another decision on the task still holds it (a terminal's approve, landing):
+/// only this approve stops, and it says so. "Nothing landed" read as the task's outcome, and the
+/// other decision then landed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approve_stopped_behind_another_decision_says_that_decision_goes_on() {
+    let h = Harness::new(writes_notes(), Setup::default()).await;
+    let o = waiting_while_the_branch_moved(&h).await;
+    let turn = h.data.path().join("locks").join(format!("{}.lock", o.session));
+    let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
+    let (engine, review) = (h.engine.clone(), o.review_id());
+    let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
+    let t = std::time::Instant::now();
+    while !h.engine.stop_landing(&o.session) {
+        assert!(t.elapsed() < Duration::from_secs(10), "the approve under way had a landing to stop");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
+    drop(held);
+    let ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, detail, .. } = outcome else { panic!("{outcome:?}") };
+    assert!(detail.contains("another decision on this task") && detail.contains("goes on"), "the other decision is not said stopped: {detail}");
+    assert!(!detail.contains("nothing landed"), "nor is its outcome foretold: {detail}");
+}
+
 /// Two approves of one task at once in one process (two front ends' clicks, or a click and an
 /// auto-approve): each is stopped by its own front end's stop, never by the other's. Here the
 /// second one's stop comes while both wait their turn; the first lands nothing for its own

@@ -516,7 +516,7 @@ impl Engine {
                     break taken;
                 }
                 if stop.token.is_cancelled() {
-                    let b = Blocked::stopped();
+                    let b = Blocked::stopped_behind_another();
                     return Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail });
                 }
             },

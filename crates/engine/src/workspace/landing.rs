@@ -34,6 +34,17 @@ impl Blocked {
         )
     }
 
+    /// The person stopped an approve that waited behind another decision on the task (a
+    /// terminal's approve, another window's): only this one stopped; the other goes on, and its
+    /// outcome is the task's.
+    pub fn stopped_behind_another() -> Blocked {
+        Blocked::new(
+            LandingBlock::Stopped,
+            vec![],
+            "you stopped this approve while another decision on this task (from a terminal or another window) was under way; that decision goes on, and the task shows its outcome when it ends",
+        )
+    }
+
     /// [`conflict_markers_in`] found these files.
     pub fn conflict_markers(files: Vec<String>) -> Blocked {
         Blocked::new(
