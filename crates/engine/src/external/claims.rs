@@ -128,7 +128,8 @@ const SOCKET_FOLDER_PREFIX: &str = "finishline-mcp-";
 fn remove_abandoned_sockets(temp: &Path) {
     let Ok(entries) = std::fs::read_dir(temp) else { return };
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(SOCKET_FOLDER_PREFIX) {
+        // A folder of its own only: never one a link elsewhere stands for.
+        if !entry.file_name().to_string_lossy().starts_with(SOCKET_FOLDER_PREFIX) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let socket = entry.path().join("mcp.sock");
