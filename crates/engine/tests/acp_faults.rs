@@ -332,12 +332,15 @@ async fn an_agent_using_the_clients_file_system_stays_inside_the_workspace() {
 async fn a_command_in_the_clients_terminal_asks_like_run_command_and_runs_in_the_workspace_without_secrets() {
     std::env::set_var("FINISHLINE_ACP_TEST_TOKEN", "tok-secret");
     let s = Scripted::new(json!({"turns": [{"updates": [text("Ran the check, and it passed.")],
-        "terminal": {"command": "sh", "args": ["-c", "echo in $(pwd); echo token=${FINISHLINE_ACP_TEST_TOKEN:-none}; touch ran.txt"]}}]}));
+        "terminal": {"command": "sh", "args": ["-c", "echo in $(pwd); echo token=${FINISHLINE_ACP_TEST_TOKEN:-none}; echo $GREETING; touch ran.txt"],
+            "env": [{"name": "GREETING", "value": "hi there"}, {"name": "FINISHLINE_ACP_TEST_TOKEN", "value": "tok-sent-by-agent"}]}}]}));
     let h = harness(&s, json!([evaluator(done_verdict())]), Duration::from_secs(60)).await;
     let (sid, handle) = h.engine.start_session("Run the check", &h.ws()).unwrap();
     let EngineEvent::PermissionRequested { request_id: request, tool, input, .. } = first_request(&h, &sid).await else { unreachable!() };
     assert_eq!(tool, "run_command", "a terminal command is gated like the built-in shell tool");
-    assert!(input["command"].as_str().unwrap().starts_with("sh -c 'echo in"), "the prompt shows the command line: {input}");
+    let shown = input["command"].as_str().unwrap();
+    assert!(shown.starts_with("GREETING='hi there' sh -c 'echo in"), "the prompt shows the command line with what it sets: {input}");
+    assert!(!shown.contains("tok-sent-by-agent"), "a secret the agent sent is never passed, so neither shown nor kept: {input}");
     assert!(h.read("ran.txt").is_none(), "nothing runs before the person answers");
     h.engine.respond_permission(&request, PermissionDecision::AllowOnce).unwrap();
     tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
@@ -347,6 +350,7 @@ async fn a_command_in_the_clients_terminal_asks_like_run_command_and_runs_in_the
     let out = log["output"]["output"].as_str().unwrap();
     assert!(out.contains(&format!("in {}", h.ws().canonicalize().unwrap().display())), "it ran in the workspace: {out}");
     assert!(out.contains("token=none"), "a secret-looking variable never reaches the agent's command: {out}");
+    assert!(out.contains("hi there"), "what the prompt showed it set, it got: {out}");
     assert!(h.read("ran.txt").is_some());
 }
 

@@ -404,12 +404,19 @@ fn permission_answer(picked: Option<String>) -> RequestPermissionResponse {
 }
 
 /// Asks the person, through the run, whether the agent may run a command in a terminal.
-fn ask_terminal(asks: &mpsc::UnboundedSender<AgentMessage>, r: &CreateTerminalRequest) -> oneshot::Receiver<bool> {
+fn ask_terminal(asks: &mpsc::UnboundedSender<AgentMessage>, terms: &super::terminals::Terminals, r: &CreateTerminalRequest) -> oneshot::Receiver<bool> {
     let (reply, answer) = oneshot::channel();
-    let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+    // What the command gets: a secret's value the agent sent is never passed, so it is neither
+    // shown nor kept in the history.
+    let env = terms.passed_env(&requested_env(r));
     let command = shown_command(&r.command, &r.args, &env, r.cwd.as_deref());
     let _ = asks.send(AgentMessage::Terminal(TerminalAsk { command, reply }));
     answer
+}
+
+/// The variables the agent asks a terminal command to get.
+fn requested_env(r: &CreateTerminalRequest) -> Vec<(String, String)> {
+    r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect()
 }
 
 /// The terminal command as the person is asked about it, and as "Allow for this session"
@@ -433,8 +440,10 @@ fn make_terminal(
     if !allowed {
         return Err(agent_client_protocol::Error::new(-32000, "The person denied this command."));
     }
-    let env: Vec<(String, String)> = r.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
-    terms.create(&r.command, &r.args, &env, r.cwd.as_deref(), r.output_byte_limit).map(|id| CreateTerminalResponse::new(TerminalId::new(id))).map_err(invalid)
+    terms
+        .create(&r.command, &r.args, &requested_env(r), r.cwd.as_deref(), r.output_byte_limit)
+        .map(|id| CreateTerminalResponse::new(TerminalId::new(id)))
+        .map_err(invalid)
 }
 
 /// Why the connection ended, with the agent's last output lines.
@@ -685,8 +694,8 @@ fn serve_client(side: ClientSide) {
                     if !terminal_offered {
                         return responder.respond_with_error(agent_client_protocol::Error::new(-32601, "terminal/create is not offered"));
                     }
-                    let answer = ask_terminal(&terminal_asks, &r);
                     let terms = t_create.clone();
+                    let answer = ask_terminal(&terminal_asks, &terms, &r);
                     // The person may take a while to decide: answer from a task of its own.
                     tokio::spawn(async move {
                         let _ = responder.respond_with_result(make_terminal(&terms, &r, answer.await == Ok(true)));

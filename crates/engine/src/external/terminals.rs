@@ -109,17 +109,18 @@ impl Terminals {
         Ok(real)
     }
 
+    /// Of the variables an agent asks a command to get, those it is given: never a secret's.
+    pub fn passed_env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        env.iter().filter(|(k, _)| !crate::tool::command::is_secret_var(k) && !self.hidden.contains(k)).cloned().collect()
+    }
+
     /// Starts `command args` and returns the terminal's id.
     pub fn create(&self, command: &str, args: &[String], env: &[(String, String)], cwd: Option<&Path>, limit: Option<u64>) -> Result<String, String> {
         let dir = self.cwd(cwd)?;
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args).current_dir(&dir).env("PWD", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         crate::tool::command::remove_secrets(&mut cmd, &self.hidden);
-        for (k, v) in env {
-            if !crate::tool::command::is_secret_var(k) && !self.hidden.contains(k) {
-                cmd.env(k, v);
-            }
-        }
+        cmd.envs(self.passed_env(env));
         #[cfg(unix)]
         cmd.process_group(0);
         let mark = crate::process_groups::mark(&mut cmd);
