@@ -1239,6 +1239,53 @@ async fn a_steps_check_the_person_declines_is_not_counted_as_passed() {
     assert!(evaluated, "the evaluator judged the step, told the check was declined");
 }
 
+/// A step's verify list and its criteria name the same check, and the person declines it: asked
+/// once, not again by the criteria a moment later. The evaluator then judging the step reads
+/// every check's result, the one that ran and passed beside the declined one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_check_is_asked_once_and_the_evaluator_reads_every_checks_result() {
+    let h = Harness::new(
+        rules(json!([
+            manager(
+                json!({}),
+                json!({"steps": [
+                    {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["`test -s a.txt` passes", "`test -f a.txt` passes"], "depends_on": [], "verify": ["test -f a.txt"]},
+                    {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+                ]})
+                .to_string()
+            ),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup { permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
+    // The person: `test -f a.txt` declined, anything else allowed once.
+    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
+    let person = tokio::spawn(async move {
+        let mut sub = Box::pin(store.subscribe(s, 0));
+        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
+            if let EngineEvent::PermissionRequested { request_id, input, .. } = e.event {
+                let decision = if input["command"] == "test -f a.txt" { PermissionDecision::Deny } else { PermissionDecision::AllowOnce };
+                engine.respond_permission(&request_id, decision).unwrap();
+            }
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    person.abort();
+    let o = h.outcome(&sid);
+    let step2 = o.events.iter().position(|e| matches!(&e.event, EngineEvent::PlanStepStarted { number: 2, .. })).unwrap_or(o.events.len());
+    let asked =
+        o.events[..step2].iter().filter(|e| matches!(&e.event, EngineEvent::PermissionRequested { input, .. } if input["command"] == "test -f a.txt")).count();
+    assert_eq!(asked, 1, "declined once, not asked again by the criteria: {:?}", errors(&o));
+    let judged = o.requests.iter().find(|r| r.kind == RequestKind::Evaluator).expect("the evaluator judged the step");
+    assert!(judged.all_text.contains("`test -f a.txt`: skipped (declined)"), "it reads the declined check");
+    assert!(judged.all_text.contains("`test -s a.txt`: exit 0"), "and the one that ran and passed");
+}
+
 /// A step's own verify commands are the plan's (the manager wrote them): their prompt and result
 /// say so, not that the agent named them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

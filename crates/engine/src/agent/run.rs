@@ -639,7 +639,7 @@ impl Run {
             require_complete_task: self.cfg().require_complete_task && worker.can_be_asked_to_claim(),
             ..self.cfg().clone()
         };
-        let mut verified_now: Vec<String> = Vec::new();
+        let (mut verified_now, mut declined_now): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
         // The last judgement was the plan step's own checks, not an evaluator's.
         let mut by_checks = false;
         loop {
@@ -669,13 +669,14 @@ impl Run {
                 Action::Verify { commands } => {
                     let outcome = self.verify(&commands, false).await?;
                     verified_now = outcome.passed(&commands);
+                    declined_now.clone_from(&outcome.skipped);
                     evidence.verification = Some(outcome);
                 }
                 Action::Evaluate { question } => {
                     // A plan step whose every criterion needs no reader is judged by its checks.
                     let checks = (question == crate::judge::completion::EvaluationQuestion::Done).then(|| self.step_checks()).flatten();
                     let by_checks_alone = match checks {
-                        Some(checks) => self.check_step(&checks, &verified_now).await?,
+                        Some(checks) => self.check_step(&checks, &verified_now, &declined_now).await?,
                         None => None,
                     };
                     // A check declined (or nobody to ask) never ran: a model judges instead.

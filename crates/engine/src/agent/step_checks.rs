@@ -95,25 +95,40 @@ impl Run {
 
     /// Judges the step by its checks: the files looked at, the commands run (one the
     /// verification just passed is not run again). Stands in for the evaluator's verdict; `None`
-    /// when a command was declined (or nobody could be asked): it never ran, so the checks
-    /// cannot decide, and the evaluator judges, told so.
-    pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String]) -> Result<Option<EvaluationOutcome>, Halt> {
+    /// when a command was declined (or nobody could be asked), now or by the verification just
+    /// before (it is not asked again): it never ran, so the checks cannot decide, and the
+    /// evaluator judges, reading every check's result.
+    pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String], declined: &[String]) -> Result<Option<EvaluationOutcome>, Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: "the step's criteria, without a model".into() })?;
-        let mut results = Vec::new();
-        for c in checks {
-            let ok = match c {
-                Check::CommandPasses(cmd) if just_verified.contains(cmd) => true,
-                Check::CommandPasses(cmd) => {
-                    let ran = self.verify(std::slice::from_ref(cmd), true).await?;
-                    if !ran.skipped.is_empty() {
-                        return Ok(None);
-                    }
-                    ran.failures.is_empty()
-                }
-                other => self.file_check(other),
-            };
-            results.push((c.describe(), ok));
+        let to_run: Vec<String> = checks
+            .iter()
+            .filter_map(|c| match c {
+                Check::CommandPasses(cmd) if !just_verified.contains(cmd) && !declined.contains(cmd) => Some(cmd.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut ran = crate::judge::completion::VerificationOutcome::default();
+        if !to_run.is_empty() {
+            // Beside what the verification just before found: the evaluator reads them all.
+            let earlier = std::mem::take(&mut self.evidence.verification_log);
+            ran = self.verify(&to_run, true).await?;
+            let now = std::mem::replace(&mut self.evidence.verification_log, earlier);
+            self.evidence.verification_log.retain(|entry| !to_run.iter().any(|c| entry.starts_with(&format!("`{c}`:"))));
+            self.evidence.verification_log.extend(now);
         }
+        if checks.iter().any(|c| matches!(c, Check::CommandPasses(cmd) if declined.contains(cmd) || ran.skipped.contains(cmd))) {
+            return Ok(None);
+        }
+        let results: Vec<(String, bool)> = checks
+            .iter()
+            .map(|c| {
+                let ok = match c {
+                    Check::CommandPasses(cmd) => !ran.failures.iter().any(|f| &f.command == cmd),
+                    other => self.file_check(other),
+                };
+                (c.describe(), ok)
+            })
+            .collect();
         let failed: Vec<String> = results.iter().filter(|(_, ok)| !ok).map(|(d, _)| d.clone()).collect();
         let decided =
             format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", if *ok { "✓" } else { "✗" })).collect::<Vec<_>>().join("; "));
