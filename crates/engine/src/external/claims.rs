@@ -123,20 +123,25 @@ const SOCKET_FOLDER_PREFIX: &str = "finishline-mcp-";
 
 /// Removes the socket folders that front ends killed outright (kill -9, a crash, power lost) left
 /// in `temp`: those whose socket refuses a connection, so nobody listens on it. A folder still
-/// being made (no socket yet) or served by another session is left alone.
+/// being made (no socket yet) or served by another session is left alone; so is one whose socket
+/// was bound a moment ago and is not yet listening (refused then too): it is asked again.
 #[cfg(unix)]
 fn remove_abandoned_sockets(temp: &Path) {
     let Ok(entries) = std::fs::read_dir(temp) else { return };
-    for entry in entries.flatten() {
+    let refused = |socket: &Path| matches!(std::os::unix::net::UnixStream::connect(socket), Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
+    let silent: Vec<PathBuf> = entries
+        .flatten()
         // A folder of its own only: never one a link elsewhere stands for.
-        if !entry.file_name().to_string_lossy().starts_with(SOCKET_FOLDER_PREFIX) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let socket = entry.path().join("mcp.sock");
-        let refused = matches!(std::os::unix::net::UnixStream::connect(&socket), Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
-        if refused {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(SOCKET_FOLDER_PREFIX) && entry.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|entry| entry.path())
+        .filter(|dir| refused(&dir.join("mcp.sock")))
+        .collect();
+    if silent.is_empty() {
+        return;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for dir in silent.into_iter().filter(|dir| refused(&dir.join("mcp.sock"))) {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
