@@ -699,6 +699,15 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       }
       break;
     case "landed": {
+      // Landed after a rebase with nothing run again on the result: said, as "rebased and
+      // checked again" is what a person expects of a moved branch.
+      let rebased = next.items.length - 1;
+      while (rebased >= 0 && !(next.items[rebased].kind === "landing" && next.items[rebased].key.startsWith("rb-"))) rebased--;
+      // (Only this landing's rebase: one an earlier round landed after is said already.)
+      if (rebased >= 0 && !next.items.slice(rebased).some((it) => it.kind === "verification" || (it.kind === "landing" && it.key.startsWith("ld-")))) {
+        const note = next.items[rebased] as Extract<Item, { kind: "landing" }>;
+        next.items[rebased] = { ...note, text: `${note.text} No check command is set for this workspace, so nothing was run again on the result.` };
+      }
       const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files, checkout_elsewhere: e.checkout_elsewhere };
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed, landedKey: `ld-${e.seq}` } };
       push({ kind: "landing", key: `ld-${e.seq}`, text: landedText(landed, next.review?.files.length ?? 0), tone: "ok" });

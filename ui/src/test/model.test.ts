@@ -40,6 +40,21 @@ describe("session model", () => {
     expect(note.text).toBe("“main” moved on while the task ran: the task's commits were moved on top of it (rebased), to land there.");
   });
 
+  it("a rebase that landed with no check run again on it says so; one whose checks ran leaves them to speak", () => {
+    const start = () => [ev({ type: "task_workspace", isolation: "worktree", folder: "/w/first", worktree: wt("/w/first") }), ev({ type: "rebased", onto: "2222222" })];
+    const landed = () => ev({ type: "landed", mode: "squash", target_branch: "main", commit: "3333333", files: ["a.txt"] });
+    const note = (m: ReturnType<typeof emptyModel>) => (m.items.find((i) => i.kind === "landing") as { text: string }).text;
+    seq = 0;
+    const unchecked = [...start(), landed()].reduce(apply, emptyModel());
+    expect(note(unchecked)).toBe("“main” moved on while the task ran: the task's commits were moved on top of it (rebased), to land there. No check command is set for this workspace, so nothing was run again on the result.");
+    seq = 0;
+    const checked = [...start(), ev({ type: "verification", command: "npm test", exit_code: 0, output_tail: "ok", skipped: false } as EngineEvent), landed()].reduce(apply, emptyModel());
+    expect(note(checked)).toBe("“main” moved on while the task ran: the task's commits were moved on top of it (rebased), to land there.");
+    // A later round that lands without a rebase leaves the earlier note as it was.
+    const again = [landed()].reduce(apply, unchecked);
+    expect(note(again)).toBe(note(unchecked));
+  });
+
   it("names a run the person started with words a new message, and one started without (Retry) a try again", () => {
     seq = 0;
     const events = [
