@@ -125,9 +125,9 @@ export function App() {
     if (screen !== "settings") setSettingsFocus(undefined);
   }, [screen]);
   // A search hit's message the session opens at (a new object for each opening).
-  const [reveal, setReveal] = useState<{ message: string } | null>(null);
-  const openSession = (id: string, message?: string) => {
-    setReveal(message ? { message } : null);
+  const [reveal, setReveal] = useState<{ message: string; words?: string[] } | null>(null);
+  const openSession = (id: string, message?: string, words?: string[]) => {
+    setReveal(message ? { message, words } : null);
     setSessionId(id);
     setScreen("session");
   };

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
 import { listedState, STATUS_LABEL } from "../session/model";
+import { foundWordsOf } from "../session/reveal";
 import { attemptLabel, setAside } from "../sidebar";
 import { dialogKeys } from "./AlertDialog";
 
@@ -55,7 +56,7 @@ let handedOn: HTMLElement | null = null;
 const NONE: SearchHit[] = [];
 
 /** Ctrl+K: the screens, the shown screen's buttons and the sessions by name. Arrows move, Enter runs, Esc closes. */
-export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string, message?: string) => void; onClose: () => void }) {
+export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string, message?: string, words?: string[]) => void; onClose: () => void }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -97,7 +98,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
     // A hit opens its session at the message the match is in; one its title matches opens as it
     // is now (a message with the title's words in it is not what the person was after).
     const hits = new Map(found.map((h) => [h.session_id, h]));
-    const at = (label: string, id: string) => (matches(label, query) ? undefined : hits.get(id)?.message_id);
+    const open = (label: string, id: string) => (matches(label, query) ? onOpenSession(id) : onOpenSession(id, hits.get(id)?.message_id, foundWordsOf(hits.get(id)?.snippet)));
     const passage = (label: string, id: string) => {
       const parts = hits.get(id)?.snippet;
       return parts && parts.length > 0 && !matches(label, query) ? parts : undefined;
@@ -109,7 +110,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
         hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
-        run: () => onOpenSession(s.id, at(s.title || s.task, s.id)),
+        run: () => open(s.title || s.task, s.id),
         found: hits.has(s.id),
         passage: passage(s.title || s.task, s.id),
       })),
@@ -119,7 +120,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
           id: `session-${h.session_id}`,
           label: `Open: ${h.title}`,
           hint: STATUS_LABEL[h.status],
-          run: () => onOpenSession(h.session_id, at(h.title, h.session_id)),
+          run: () => open(h.title, h.session_id),
           found: true,
           passage: passage(h.title, h.session_id),
         })),

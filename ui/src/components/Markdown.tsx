@@ -7,11 +7,14 @@ import { useRef, useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { AppError, ipc } from "../ipc";
+import { cutAtWords } from "../session/reveal";
 
 interface MdNode {
   type: string;
   value?: string;
   children?: MdNode[];
+  /** The element it becomes, for a node of ours (a found word: `mark`). */
+  data?: { hName: string };
 }
 
 /** Nodes that hold blocks, where an HTML block sits; anywhere else it is inline. */
@@ -33,6 +36,21 @@ function htmlAsText() {
     });
   };
   return (tree: MdNode) => walk(tree);
+}
+
+/** The search's words marked where they stand in the text (`<mark>`), as History's passage marks
+ * them; code is left as it is. */
+function markWords(words: string[]) {
+  const walk = (node: MdNode) => {
+    node.children = node.children?.flatMap((child): MdNode[] => {
+      if (child.type !== "text") {
+        walk(child);
+        return [child];
+      }
+      return cutAtWords(child.value ?? "", words).map((part) => (part.found ? { type: "found", data: { hName: "mark" }, children: [{ type: "text", value: part.text }] } : { type: "text", value: part.text }));
+    });
+  };
+  return () => (tree: MdNode) => walk(tree);
 }
 
 function isWebLink(href: string | undefined): href is string {
@@ -112,10 +130,10 @@ const components: Components = {
   img: ({ alt }) => <span className="muted">[image: {alt ?? "no description"}]</span>,
 };
 
-export function Markdown({ text }: { text: string }) {
+export function Markdown({ text, marks }: { text: string; marks?: string[] }) {
   return (
     <div className="md">
-      <ReactMarkdown components={components} remarkPlugins={[remarkGfm, htmlAsText]}>
+      <ReactMarkdown components={components} remarkPlugins={marks && marks.length > 0 ? [remarkGfm, htmlAsText, markWords(marks)] : [remarkGfm, htmlAsText]}>
         {text}
       </ReactMarkdown>
     </div>

@@ -8,6 +8,7 @@ import { StatusBadge } from "../components/StatusBadge";
 import { AgentTrustPanel, TrustPanel } from "../components/TrustPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { APPROVED_BEFORE_TITLE, END_LABEL, formatTokens, shownLabel, wasDiscarded } from "../session/model";
+import { foundWordsOf } from "../session/reveal";
 
 /** The status filter's choices, in the badges' words: a filter lists the rows whose badge it names. */
 const FILTERS: (Shown | "all")[] = ["all", "awaiting_review", "awaiting_approval", "busy", "queued", "retry", "completed", "branch_kept", "rejected", "discarded", "not_chosen", "failed", "interrupted", "cancelled", "idle", "not_checked"];
@@ -110,7 +111,7 @@ export function History({
 }: {
   onNewTask: () => void;
   /** Opens a session; from a search hit, at the message its passage is in. */
-  onOpen: (id: string, message?: string) => void;
+  onOpen: (id: string, message?: string, words?: string[]) => void;
   onOpenGroup?: (group: string) => void;
   onOpenSettings?: () => void;
   look?: HistoryLook;
@@ -487,7 +488,7 @@ export function History({
             {collapseGroups(shown!, listed).map(({ row: r, attempts }) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
-                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id, hits?.byId.get(r.id)?.hit.message_id))} title={r.workspace}>
+                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id, hits?.byId.get(r.id)?.hit.message_id, foundWordsOf(hits?.byId.get(r.id)?.hit.snippet)))} title={r.workspace}>
                     {hits?.byId.get(r.id) && passageOfTitle(hits.byId.get(r.id)!.hit.snippet, r.title) ? <MarkedTitle title={r.title} parts={hits.byId.get(r.id)!.hit.snippet} /> : r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>

@@ -15,7 +15,7 @@ import { StatusBadge } from "../components/StatusBadge";
 import { applyAll, decidedByText, emptyModel, END_LABEL, formatTokens, isRunning, keptBranch, runLabel, SOURCE_LABEL, STEP_STATE_LABEL, stepSummaryBeside, STUCK_LABEL, tokensPerSecond, type Item, type PlanView, type SessionModel, type StepClock } from "../session/model";
 import { planStrip } from "../session/planStrip";
 import { foldRepeats, type Shown, type ToolRun } from "../session/fold";
-import { FoundKey, useReveal, type RevealTarget } from "../session/reveal";
+import { cutAtWords, FoundKey, FoundWords, useReveal, type RevealTarget } from "../session/reveal";
 import { ConfirmCancel } from "../components/ConfirmCancel";
 import { ConfirmDiscard } from "../components/ConfirmDiscard";
 import { Ticks } from "../components/Ticks";
@@ -232,7 +232,7 @@ const FOLD_CHARS = 6000;
 
 /** The person's own words as they wrote them, line breaks kept (never Markdown: they are shown,
  * not interpreted); a long paste is folded until asked for. */
-function PersonWords({ text }: { text: string }) {
+function PersonWords({ text, marks }: { text: string; marks?: string[] }) {
   const [all, setAll] = useState(false);
   const lines = text.split("\n");
   const long = lines.length > FOLD_LINES || text.length > FOLD_CHARS;
@@ -258,7 +258,10 @@ function PersonWords({ text }: { text: string }) {
     <div ref={top}>
       {/* Unfolded, the way back is at the top too, not only 300 lines down. */}
       {long && all && button}
-      <div className="person-words">{shown}{long && !all ? "…" : ""}</div>
+      <div className="person-words">
+        {marks ? cutAtWords(shown, marks).map((part, i) => (part.found ? <mark key={i}>{part.text}</mark> : part.text)) : shown}
+        {long && !all ? "…" : ""}
+      </div>
       {long && button}
     </div>
   );
@@ -274,6 +277,8 @@ function foundMark(found: string | null, key: string) {
 const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
   const names = useContext(AttemptNames);
   const found = useContext(FoundKey);
+  const words = useContext(FoundWords);
+  const marks = found === item.key ? words : undefined;
   switch (item.kind) {
     case "run":
       // A plan step's run is introduced by its own "Step n/m" divider.
@@ -283,7 +288,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <div className="bubble user" data-role="user" data-testid="user-bubble" data-key={item.key} {...foundMark(found, item.key)}>
           <User size={14} aria-hidden />
-          <PersonWords text={item.text} />
+          <PersonWords text={item.text} marks={marks} />
         </div>
       );
     case "assistant":
@@ -298,7 +303,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
                 <p>{item.reasoning}</p>
               </details>
             )}
-            <Markdown text={item.text} />
+            <Markdown text={item.text} marks={marks} />
           </div>
         </div>
       );
@@ -655,8 +660,9 @@ export function SessionView({
   onOpenGroup?: (group: string) => void;
   /** Opens New Task, where the task's words and folder were put to start it again. */
   onStartAgain?: () => void;
-  /** A search hit's message to open at (a new object each time it is asked). */
-  reveal?: { message: string } | null;
+  /** A search hit's message to open at (a new object each time it is asked), and the words the
+   * search found in it, marked there. */
+  reveal?: { message: string; words?: string[] } | null;
 }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
   // The group's attempts by name, once the evaluator's comparison is in the timeline.
@@ -948,6 +954,7 @@ export function SessionView({
     },
     jumpToLatest,
   );
+  const foundWords = useMemo(() => reveal?.words ?? [], [reveal]);
   // How much of the height the review takes beside the transcript.
   const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">("shared");
 
@@ -1197,11 +1204,13 @@ export function SessionView({
         <div className="timeline" data-testid="timeline">
           <AttemptNames.Provider value={names}>
             <FoundKey.Provider value={found?.key ?? null}>
+            <FoundWords.Provider value={foundWords}>
             {shown.length > VIRTUALIZE_ABOVE ? (
               <VirtualTimeline items={shown} scrollRef={scroller} follow={following} reveal={found} />
             ) : (
               shown.map((it) => <ShownItem key={it.key} shown={it} />)
             )}
+            </FoundWords.Provider>
             </FoundKey.Provider>
           </AttemptNames.Provider>
           {/* A question waiting below says itself that the run waits for the person. */}

@@ -22,6 +22,26 @@ export function revealIndex(shown: Shown[], message: string): number {
  * the timeline may draw it anew, when it grows long enough to draw only what is on screen). */
 export const FoundKey = createContext<string | null>(null);
 
+/** The words the search found in that message (its passage's marked parts), marked in it too. */
+export const FoundWords = createContext<string[]>([]);
+
+/** The words a search hit's passage found: what is marked in it. */
+export function foundWordsOf(snippet: { text: string; matched: boolean }[] | undefined): string[] {
+  return [...new Set((snippet ?? []).filter((p) => p.matched).map((p) => p.text.trim()).filter(Boolean))];
+}
+
+/** `text` cut at each of `words` (whole, ignoring case): the pieces, each saying whether it is one. */
+export function cutAtWords(text: string, words: string[]): { text: string; found: boolean }[] {
+  const wanted = words.map((w) => w.trim()).filter(Boolean);
+  if (wanted.length === 0) return [{ text, found: false }];
+  const pattern = new RegExp(`(${wanted.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`, "gi");
+  const lower = new Set(wanted.map((w) => w.toLowerCase()));
+  return text
+    .split(pattern)
+    .filter((part) => part !== "")
+    .map((part) => ({ text: part, found: lower.has(part.toLowerCase()) }));
+}
+
 /** How long to wait for a row of a long (virtual) timeline to be drawn once scrolled to. */
 const TRIES = 20;
 

@@ -139,12 +139,17 @@ describe("Session view", () => {
       ev({ type: "text_delta", message_id: `a${i}`, text: i === 7 ? "Here the word quetzalcoatl stands." : `Answer number ${i}.` }),
     ]).flat();
     script([...head, ...answers]);
-    render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "a7" }} />);
-    await screen.findByText("Here the word quetzalcoatl stands.");
-    await waitFor(() => expect(screen.getByText("Here the word quetzalcoatl stands.").closest("[data-found]")).not.toBeNull());
-    const found = screen.getByText("Here the word quetzalcoatl stands.").closest("[data-found]")!;
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "a7", words: ["Quetzalcoatl"] }} />);
+    const found = await waitFor(() => {
+      const bubble = screen.getAllByTestId("agent-text").find((b) => b.hasAttribute("data-found"));
+      expect(bubble).toBeDefined();
+      return bubble!;
+    });
+    expect(found).toHaveTextContent("Here the word quetzalcoatl stands.");
     await waitFor(() => expect(into.mock.contexts).toContain(found));
     expect(screen.getAllByTestId("agent-text").filter((b) => b.hasAttribute("data-found")), "only the passage's message is marked").toHaveLength(1);
+    expect([...found.querySelectorAll("mark")].map((m) => m.textContent), "the words the search found are marked in it, as in History's passage").toEqual(["quetzalcoatl"]);
+    expect(screen.getAllByTestId("agent-text").flatMap((b) => [...b.querySelectorAll("mark")]), "and only in it").toHaveLength(1);
   });
 
   it("opened from a hit in a message that began with a tool call, it marks the part with the words", async () => {

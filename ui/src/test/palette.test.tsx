@@ -171,7 +171,7 @@ describe("the command palette", () => {
     expect(passage).toHaveTextContent("the ship sailed into the harbor");
     expect(passage.querySelector("mark")).toHaveTextContent("harbor");
     await user.keyboard("{Enter}");
-    expect(opened, "opened at the message the match is in").toEqual([["ses_new", "m7"]]);
+    expect(opened, "opened at the message the match is in, with the words to mark there").toEqual([["ses_new", "m7", ["harbor"]]]);
   });
 
   it("opens a session found by its title at where it is now, not at a message that happens to hold the words", async () => {
