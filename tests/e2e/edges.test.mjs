@@ -304,10 +304,12 @@ test("a search hit opens its session at the message the passage is in, marked, n
     const found = document.querySelector("[data-found]").getBoundingClientRect();
     const top = document.querySelector(".session-top").getBoundingClientRect().bottom;
     const bottom = document.querySelector('[data-testid="bottom-bar"]').getBoundingClientRect().top;
-    return { text: document.querySelector("[data-found]").textContent, inView: found.top >= top - 1 && found.bottom <= bottom + 1, where: [found.top, found.bottom, top, bottom] };
+    const marked = [...document.querySelector("[data-found]").querySelectorAll("mark")].map((m) => m.textContent);
+    return { text: document.querySelector("[data-found]").textContent, marked, inView: found.top >= top - 1 && found.bottom <= bottom + 1, where: [found.top, found.bottom, top, bottom] };
   });
   await shot(win.app, "edges-search-hit-opened");
   assert.match(seen.text, /A zeppelin is one kind of airship/);
+  assert.deepEqual(seen.marked.map((w) => w.toLowerCase()), ["zeppelin"], "the word searched for is marked in it, as in History's passage");
   assert.ok(seen.inView, `the marked message is in view between the header and the bottom bar: ${JSON.stringify(seen.where)}`);
   assert.ok((await fromEnd()) > 2, "and the window did not go on to the end");
   await (await testid("approve")).click();
