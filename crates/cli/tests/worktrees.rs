@@ -1327,6 +1327,25 @@ async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_
 
 /// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
 /// it writes there (remove it and the landing goes on).
+/// The person's branch moved by a commit of theirs (touching no file, so their checkout stays as
+/// it is), as in the instant of a landing; its id.
+fn move_main_meanwhile(r: &Path) -> String {
+    let other = git(r, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved meanwhile"]);
+    git(r, &["update-ref", "refs/heads/main", &other]);
+    other
+}
+
+/// Why the first landing that stopped did: its reason and its words.
+fn landing_blocked(events: &[finishline_engine::event::EngineEvent]) -> Option<(finishline_engine::domain::LandingBlock, String)> {
+    events.iter().find_map(|e| {
+        if let finishline_engine::event::EngineEvent::LandingBlocked { reason, detail, .. } = e {
+            Some((*reason, detail.clone()))
+        } else {
+            None
+        }
+    })
+}
+
 fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::process::Child {
     let approving = cli.cmd(&["sessions", "review", id, "--approve", "--base-url", &cli.url, "--model", "m"]);
     paused_at(approving, point, marker, &format!("the landing reached {point}"))
@@ -1530,18 +1549,14 @@ async fn a_branch_that_moves_under_a_landing_whose_checkout_cannot_be_put_back_s
     let marker = dir.path().join("paused");
     let child = approve_paused_at(&cli, &id, "landing-after-checkout", &marker);
     // The checkout is brought along; now the branch moves, and a git of the person's holds the index.
-    let other = git(&r, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved meanwhile"]);
-    git(&r, &["update-ref", "refs/heads/main", &other]);
+    let other = move_main_meanwhile(&r);
     std::fs::write(r.join(".git/index.lock"), "").unwrap();
     std::fs::remove_file(&marker).unwrap();
     let out = child.wait_with_output().unwrap();
     std::fs::remove_file(r.join(".git/index.lock")).unwrap();
     assert_eq!(out.status.code(), Some(6), "not landed: {}", String::from_utf8_lossy(&out.stderr));
     let events = stored(&cli.data, &id);
-    let detail = events
-        .iter()
-        .find_map(|e| if let finishline_engine::event::EngineEvent::LandingBlocked { detail, .. } = e { Some(detail.clone()) } else { None })
-        .expect("the landing says why it stopped");
+    let (_, detail) = landing_blocked(&events).expect("the landing says why it stopped");
     assert!(detail.contains("could not be put back") && detail.contains("git status"), "{detail}");
     assert_eq!(git(&r, &["rev-parse", "main"]), other, "the branch is where the person moved it");
     assert_eq!(std::fs::read_to_string(r.join("land.txt")).unwrap(), "land\n", "the checkout holds the task's file, as the message says");
@@ -1557,17 +1572,13 @@ async fn a_branch_moved_in_the_instant_of_landing_is_no_conflict_and_approving_a
     let id = session_of(&waiting);
     let marker = dir.path().join("paused");
     let child = approve_paused_at(&cli, &id, "landing-after-checkout", &marker);
-    let other = git(&r, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "moved meanwhile"]);
-    git(&r, &["update-ref", "refs/heads/main", &other]);
+    move_main_meanwhile(&r);
     std::fs::remove_file(&marker).unwrap();
     let out = child.wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(6), "not landed: {said}");
     let events = stored(&cli.data, &id);
-    let reason = events
-        .iter()
-        .find_map(|e| if let finishline_engine::event::EngineEvent::LandingBlocked { reason, .. } = e { Some(*reason) } else { None })
-        .expect("the landing says why it stopped");
+    let (reason, _) = landing_blocked(&events).expect("the landing says why it stopped");
     assert_eq!(reason, finishline_engine::domain::LandingBlock::BranchMoved, "{said}");
     assert!(!said.contains("resolve"), "no conflict is offered to the agent: {said}");
     assert!(said.contains("approve again"), "the way forward is named: {said}");

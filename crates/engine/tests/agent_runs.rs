@@ -1043,16 +1043,7 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
     let git = |args: &[&str]| git_in(&h.ws(), args);
     let o = waiting_while_the_branch_moved(&h).await;
     // Another decision on this session holds its turn (another process, or a click just before).
-    let turn = h.data.path().join("locks").join(format!("{}.lock", o.session));
-    let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
-    let (engine, review) = (h.engine.clone(), o.review_id());
-    let approving = tokio::task::spawn_blocking(move || engine.submit_review(&review, Decision::Approve, None, false, false, DecidedBy::Person));
-    // Asked as soon as the approve has begun (it registers its landing first thing).
-    let t = std::time::Instant::now();
-    while !h.engine.stop_landing(&o.session) {
-        assert!(t.elapsed() < Duration::from_secs(10), "the approve under way had a landing to stop");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (held, approving) = approve_stopped_behind_another_decision(&h, &o).await;
     drop(held);
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
     assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
@@ -1070,6 +1061,20 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
 async fn an_approve_stopped_behind_another_decision_says_that_decision_goes_on() {
     let h = Harness::new(writes_notes(), Setup::default()).await;
     let o = waiting_while_the_branch_moved(&h).await;
+    let (held, approving) = approve_stopped_behind_another_decision(&h, &o).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
+    drop(held);
+    let ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, detail, .. } = outcome else { panic!("{outcome:?}") };
+    assert!(detail.contains("another decision on this task") && detail.contains("goes on"), "the other decision is not said stopped: {detail}");
+    assert!(!detail.contains("nothing landed"), "nor is its outcome foretold: {detail}");
+}
+
+/// Another decision on the session holds its turn (the lock returned); the person's approve
+/// starts behind it and is stopped as soon as it has begun (it registers its landing first thing).
+async fn approve_stopped_behind_another_decision(
+    h: &Harness,
+    o: &Outcome,
+) -> (finishline_engine::workspace::lock::FolderLock, tokio::task::JoinHandle<finishline_engine::Result<ReviewOutcome>>) {
     let turn = h.data.path().join("locks").join(format!("{}.lock", o.session));
     let held = finishline_engine::workspace::lock::FolderLock::acquire(&turn).unwrap();
     let (engine, review) = (h.engine.clone(), o.review_id());
@@ -1079,11 +1084,7 @@ async fn an_approve_stopped_behind_another_decision_says_that_decision_goes_on()
         assert!(t.elapsed() < Duration::from_secs(10), "the approve under way had a landing to stop");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
-    drop(held);
-    let ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, detail, .. } = outcome else { panic!("{outcome:?}") };
-    assert!(detail.contains("another decision on this task") && detail.contains("goes on"), "the other decision is not said stopped: {detail}");
-    assert!(!detail.contains("nothing landed"), "nor is its outcome foretold: {detail}");
+    (held, approving)
 }
 
 /// Two approves of one task at once in one process (two front ends' clicks, or a click and an

@@ -1264,16 +1264,8 @@ async fn a_declined_check_is_asked_once_and_the_evaluator_reads_every_checks_res
     .await;
     let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
     // The person: `test -f a.txt` declined, anything else allowed once.
-    let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
-    let person = tokio::spawn(async move {
-        let mut sub = Box::pin(store.subscribe(s, 0));
-        while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
-            if let EngineEvent::PermissionRequested { request_id, input, .. } = e.event {
-                let decision = if input["command"] == "test -f a.txt" { PermissionDecision::Deny } else { PermissionDecision::AllowOnce };
-                engine.respond_permission(&request_id, decision).unwrap();
-            }
-        }
-    });
+    let person =
+        answering_permissions(&h, &sid, |input| if input["command"] == "test -f a.txt" { PermissionDecision::Deny } else { PermissionDecision::AllowOnce });
     tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
     person.abort();
     let o = h.outcome(&sid);
@@ -1327,12 +1319,21 @@ async fn a_steps_own_verify_command_is_said_to_be_the_plans() {
 
 /// A person who answers every permission the session asks for with `decision`.
 fn answering_every_permission(h: &Harness, sid: &SessionId, decision: PermissionDecision) -> tokio::task::JoinHandle<()> {
+    answering_permissions(h, sid, move |_| decision)
+}
+
+/// A person who answers each permission the session asks for as `decide` says for its input.
+fn answering_permissions(
+    h: &Harness,
+    sid: &SessionId,
+    decide: impl Fn(&serde_json::Value) -> PermissionDecision + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
     let (engine, store, s) = (h.engine.clone(), h.store.clone(), sid.clone());
     tokio::spawn(async move {
         let mut sub = Box::pin(store.subscribe(s, 0));
         while let Some(Ok(e)) = futures_util::StreamExt::next(&mut sub).await {
-            if let EngineEvent::PermissionRequested { request_id, .. } = e.event {
-                engine.respond_permission(&request_id, decision).unwrap();
+            if let EngineEvent::PermissionRequested { request_id, input, .. } = e.event {
+                engine.respond_permission(&request_id, decide(&input)).unwrap();
             }
         }
     })
