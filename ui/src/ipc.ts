@@ -118,7 +118,7 @@ export interface WorkspaceInfo {
 
 export type WhenBusy = "ask" | "queue" | "run";
 
-export type LandingBlock = "your_edits" | "your_ignored_files" | "outside_sparse_checkout" | "branch_in_use" | "branch_moved" | "conflict" | "conflict_markers" | "verification_failed" | "no_branch" | "interrupted" | "stopped" | "repository_gone" | "git";
+export type LandingBlock = "your_edits" | "your_ignored_files" | "outside_sparse_checkout" | "branch_in_use" | "branch_moved" | "conflict" | "conflict_markers" | "verification_failed" | "no_branch" | "interrupted" | "stopped" | "stopped_behind_another" | "repository_gone" | "git";
 
 export interface WorktreeUsage {
   session_id: string;

@@ -895,6 +895,12 @@ fn decide_in_terminal(
     let waits = |open: bool| open.then_some(exit::WAITING);
     if decision == Decision::Approve {
         return match engine.submit_review(review, decision, None, false, false, DecidedBy::Person) {
+            // Ctrl+C while it waited behind a decision from elsewhere: that one decides, and
+            // nothing here is left to ask.
+            Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, detail, .. }) => {
+                errln!("{}.", crate::hint::sentence(&detail));
+                Some(exit::WAITING)
+            }
             Ok(ReviewOutcome::LandingBlocked { reason, detail, files }) => {
                 catch_up(view, store, sid);
                 // Its event's line (`! not landed: …`) just said why.
@@ -1131,6 +1137,8 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent."),
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
         Ok(ReviewOutcome::LandingBlocked { .. }) if told => {}
+        // Not a landing that stopped short: this approve never began, and the other decides.
+        Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, detail, .. }) => errln!("{}.", crate::hint::sentence(&detail)),
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }
@@ -1160,6 +1168,10 @@ fn in_the_way(conflicts: &[String], no_file: &[String]) -> String {
 /// What to do about a decision that stopped short, as the command that does it.
 fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) -> Option<String> {
     match (outcome, again) {
+        // Another way to land would wait behind the same decision: what it did is what to see.
+        (Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, .. }), Again::Review(sid) | Again::Attempt(_, sid)) => {
+            Some(format!("to see how it ended: `{}`", crate::hint::command(&format!("sessions show {sid}"))))
+        }
         (Ok(ReviewOutcome::LandingBlocked { reason, .. }), Again::Review(sid)) => Some(landing_ways(
             *reason,
             &crate::hint::command(&format!("sessions review {sid} --approve")),

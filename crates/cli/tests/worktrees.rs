@@ -236,6 +236,34 @@ async fn two_tasks_approved_at_the_same_moment_both_land_one_after_the_other() {
     assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's uncommitted edit is kept");
 }
 
+/// Ctrl+C on an approve waiting behind another decision on the same task (a window's, another
+/// terminal's) stops only the wait: it says the other decision goes on, and offers no other way
+/// to land it, which would wait behind the same decision again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_on_an_approve_waiting_behind_another_decision_says_that_one_goes_on_and_offers_nothing_else() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write one.txt", &r, &[]));
+    let marker = dir.path().join("paused");
+    let first = approve_paused_at(&cli, &id, "landing-started", &marker);
+    let second = cli
+        .cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(Command::new("kill").args(["-INT", &second.id().to_string()]).status().unwrap().success());
+    let out = second.wait_with_output().unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let first = first.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains("that decision goes on") && said.contains(&format!("sessions show {id}")), "it says where to see how it ends: {said}");
+    assert!(!said.contains("--land branch") && !said.contains("Not landed"), "nothing is offered that would wait behind it again: {said}");
+    assert_eq!(first.status.code(), Some(0), "the first lands: {}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write one.txt");
+}
+
 /// A landing waiting its turn while the person moves their repository away: it made the old
 /// place's `.git` again (an empty folder, to lock in) and went on there. It says the repository
 /// is gone, and makes nothing where it was.

@@ -950,6 +950,9 @@ pub enum LandingBlock {
     Interrupted,
     /// The person stopped the landing (its checks on a moved branch) before anything moved.
     Stopped,
+    /// The person stopped an approve that waited behind another decision on the task (a
+    /// terminal's, another window's): that decision goes on, and nothing of this one was done.
+    StoppedBehindAnother,
     /// The person's repository is no longer where the task started (moved, renamed or
     /// deleted): the task's branch went with it, and its worktree no longer finds it.
     RepositoryGone,
@@ -972,6 +975,7 @@ impl LandingBlock {
             LandingBlock::BranchInUse => "branch_in_use",
             LandingBlock::Interrupted => "interrupted",
             LandingBlock::Stopped => "stopped",
+            LandingBlock::StoppedBehindAnother => "stopped_behind_another",
             LandingBlock::RepositoryGone => "repository_gone",
             LandingBlock::Git => "git",
         }

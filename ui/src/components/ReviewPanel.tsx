@@ -90,6 +90,7 @@ const BLOCK_TITLE: Record<LandingBlock, string> = {
   no_branch: "Not landed: there is no branch to land on",
   interrupted: "Not landed: Finishline stopped while landing",
   stopped: "Not landed: you stopped it",
+  stopped_behind_another: "Stopped: another decision on this task goes on",
   // The detail says where it was and that it is no longer there.
   repository_gone: "Not landed",
   git: "Not landed: git refused",

@@ -39,7 +39,7 @@ impl Blocked {
     /// outcome is the task's.
     pub fn stopped_behind_another() -> Blocked {
         Blocked::new(
-            LandingBlock::Stopped,
+            LandingBlock::StoppedBehindAnother,
             vec![],
             "you stopped this approve while another decision on this task (from a terminal or another window) was under way; that decision goes on, and the task shows its outcome when it ends",
         )
