@@ -1239,6 +1239,42 @@ async fn a_steps_check_the_person_declines_is_not_counted_as_passed() {
     assert!(evaluated, "the evaluator judged the step, told the check was declined");
 }
 
+/// A declined check leaves the step to the evaluator only when every other check holds: a file
+/// criterion that fails alongside it is the step not done, said to the agent, however the
+/// evaluator would have judged it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_check_beside_one_that_fails_is_the_step_not_done_without_the_evaluator() {
+    let h = Harness::new(
+        rules(json!([
+            manager(
+                json!({}),
+                json!({"steps": [
+                    {"title": "Write a.txt", "instructions": "Write a.txt.", "criteria": ["`test -f a.txt` passes", "c.txt exists"], "depends_on": []},
+                    {"title": "Write b.txt", "instructions": "Write b.txt.", "criteria": ["b.txt exists"], "depends_on": [0]}
+                ]})
+                .to_string()
+            ),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "do not hold yet"}), write_reply("c.txt")),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup { permissions: Default::default(), ..Setup::default() },
+    )
+    .await;
+    let (sid, handle) = h.engine.start_task("write a.txt, then b.txt", &h.ws(), PlanMode::On).unwrap();
+    let person = answering_every_permission(&h, &sid, PermissionDecision::Deny);
+    tokio::time::timeout(Duration::from_secs(60), handle).await.expect("the plan ends in time").unwrap();
+    person.abort();
+    let o = h.outcome(&sid);
+    let told = o.requests.iter().position(|r| r.kind == RequestKind::Agent && r.all_text.contains("do not hold yet: c.txt exists"));
+    let told = told.unwrap_or_else(|| panic!("the agent is told the failing criterion: {:?}", errors(&o)));
+    assert!(h.ws().join("c.txt").exists(), "and makes it hold");
+    let judged = o.requests.iter().position(|r| r.kind == RequestKind::Evaluator);
+    assert!(judged.is_none_or(|j| j > told), "the evaluator never judged the step while c.txt was missing");
+}
+
 /// A step's verify list and its criteria name the same check, and the person declines it: asked
 /// once, not again by the criteria a moment later. The evaluator then judging the step reads
 /// every check's result, the one that ran and passed beside the declined one.

@@ -96,8 +96,9 @@ impl Run {
     /// Judges the step by its checks: the files looked at, the commands run (one the
     /// verification just passed is not run again). Stands in for the evaluator's verdict; `None`
     /// when a command was declined (or nobody could be asked), now or by the verification just
-    /// before (it is not asked again): it never ran, so the checks cannot decide, and the
-    /// evaluator judges, reading every check's result.
+    /// before (it is not asked again), and every other check holds: it never ran, so the checks
+    /// cannot decide, and the evaluator judges, reading every check's result. One that fails
+    /// beside it is the step not done, as ever.
     pub(super) async fn check_step(&mut self, checks: &[Check], just_verified: &[String], declined: &[String]) -> Result<Option<EvaluationOutcome>, Halt> {
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Verifying, detail: "the step's criteria, without a model".into() })?;
         let to_run: Vec<String> = checks
@@ -116,22 +117,30 @@ impl Run {
             self.evidence.verification_log.retain(|entry| !to_run.iter().any(|c| entry.starts_with(&format!("`{c}`:"))));
             self.evidence.verification_log.extend(now);
         }
-        if checks.iter().any(|c| matches!(c, Check::CommandPasses(cmd) if declined.contains(cmd) || ran.skipped.contains(cmd))) {
-            return Ok(None);
-        }
-        let results: Vec<(String, bool)> = checks
+        // `None`: never ran (declined, or nobody could be asked).
+        let results: Vec<(String, Option<bool>)> = checks
             .iter()
             .map(|c| {
                 let ok = match c {
-                    Check::CommandPasses(cmd) => !ran.failures.iter().any(|f| &f.command == cmd),
-                    other => self.file_check(other),
+                    Check::CommandPasses(cmd) if declined.contains(cmd) || ran.skipped.contains(cmd) => None,
+                    Check::CommandPasses(cmd) => Some(!ran.failures.iter().any(|f| &f.command == cmd)),
+                    other => Some(self.file_check(other)),
                 };
                 (c.describe(), ok)
             })
             .collect();
-        let failed: Vec<String> = results.iter().filter(|(_, ok)| !ok).map(|(d, _)| d.clone()).collect();
-        let decided =
-            format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", if *ok { "✓" } else { "✗" })).collect::<Vec<_>>().join("; "));
+        let failed: Vec<String> = results.iter().filter(|(_, ok)| *ok == Some(false)).map(|(d, _)| d.clone()).collect();
+        // What never ran cannot pass the step, nor outweigh one that fails: only when all the
+        // rest holds does the evaluator judge it.
+        if failed.is_empty() && results.iter().any(|(_, ok)| ok.is_none()) {
+            return Ok(None);
+        }
+        let mark = |ok: Option<bool>| match ok {
+            Some(true) => "✓",
+            Some(false) => "✗",
+            None => "(not run)",
+        };
+        let decided = format!("checked without a model: {}", results.iter().map(|(d, ok)| format!("{d} {}", mark(*ok))).collect::<Vec<_>>().join("; "));
         self.evidence.decided_by = Some(decided.clone());
         let done = failed.is_empty();
         self.evidence.last_verdict = Some(if done { Verdict::Done } else { Verdict::NotDone });
