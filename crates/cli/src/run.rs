@@ -1136,9 +1136,10 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
         Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent."),
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
-        Ok(ReviewOutcome::LandingBlocked { .. }) if told => {}
         // Not a landing that stopped short: this approve never began, and the other decides.
+        // No event of it was stored, so it is said even after the events were shown.
         Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, detail, .. }) => errln!("{}.", crate::hint::sentence(&detail)),
+        Ok(ReviewOutcome::LandingBlocked { .. }) if told => {}
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
             errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
         }

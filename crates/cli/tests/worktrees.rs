@@ -246,14 +246,10 @@ async fn ctrl_c_on_an_approve_waiting_behind_another_decision_says_that_one_goes
     let id = session_of(&cli.run("write one.txt", &r, &[]));
     let marker = dir.path().join("paused");
     let first = approve_paused_at(&cli, &id, "landing-started", &marker);
-    let second = cli
-        .cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let waiting = dir.path().join("waiting");
+    let second = approve_paused_at(&cli, &id, "decision-behind-another", &waiting);
     assert!(Command::new("kill").args(["-INT", &second.id().to_string()]).status().unwrap().success());
+    std::fs::remove_file(&waiting).unwrap();
     let out = second.wait_with_output().unwrap();
     std::fs::remove_file(&marker).unwrap();
     let first = first.wait_with_output().unwrap();
@@ -262,6 +258,29 @@ async fn ctrl_c_on_an_approve_waiting_behind_another_decision_says_that_one_goes
     assert!(!said.contains("--land branch") && !said.contains("Not landed"), "nothing is offered that would wait behind it again: {said}");
     assert_eq!(first.status.code(), Some(0), "the first lands: {}", String::from_utf8_lossy(&first.stderr));
     assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "write one.txt");
+}
+
+/// A lock git left on the branch (a git of the person's still running, or one that crashed)
+/// makes git refuse to move it: said as git's refusal, with what to do, not as a branch that
+/// moved ("approve again" would meet the same lock). The checkout is put back; with the lock
+/// gone, the same approve lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_git_holds_locked_is_said_locked_not_moved_and_lands_once_the_lock_is_gone() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write one.txt", &r, &[]));
+    let lock = r.join(".git/refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    let refused = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.contains("main.lock") && !said.contains("moved"), "git's refusal is named, not a move: {said}");
+    assert_eq!(git(&r, &["log", "-1", "--format=%s", "main"]), "init", "the branch did not move");
+    assert!(!r.join("one.txt").exists(), "the checkout was put back");
+    std::fs::remove_file(&lock).unwrap();
+    let landed = cli.cmd(&["sessions", "review", &id, "--approve", "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    assert_eq!(landed.status.code(), Some(0), "{}", String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("one.txt")).unwrap(), "1\n");
 }
 
 /// A landing waiting its turn while the person moves their repository away: it made the old
@@ -1353,8 +1372,6 @@ async fn a_cli_whose_task_is_approved_for_it_exits_only_once_the_tasks_worktree_
     assert!(!git(&r, &["branch", "--list", "finishline/*"]).contains("finishline/"), "and so is its branch");
 }
 
-/// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
-/// it writes there (remove it and the landing goes on).
 /// The person's branch moved by a commit of theirs (touching no file, so their checkout stays as
 /// it is), as in the instant of a landing; its id.
 fn move_main_meanwhile(r: &Path) -> String {
@@ -1374,6 +1391,8 @@ fn landing_blocked(events: &[finishline_engine::event::EngineEvent]) -> Option<(
     })
 }
 
+/// `sessions review ID --approve` paused at the fault point `point`: the child, and the marker
+/// it writes there (remove it and the landing goes on).
 fn approve_paused_at(cli: &Cli, id: &str, point: &str, marker: &Path) -> std::process::Child {
     let approving = cli.cmd(&["sessions", "review", id, "--approve", "--base-url", &cli.url, "--model", "m"]);
     paused_at(approving, point, marker, &format!("the landing reached {point}"))

@@ -864,7 +864,7 @@ async fn stop_reaches_an_approve_waiting_behind_another_decision_on_the_session(
     tokio::time::sleep(Duration::from_millis(500)).await;
     stop.cancel();
     let outcome = tokio::time::timeout(Duration::from_secs(5), approving).await.expect("Stop ends the wait").unwrap().unwrap();
-    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, .. }), "{outcome:?}");
     free_tx.send(()).unwrap();
     holder.join().unwrap();
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review still waits");
@@ -931,8 +931,7 @@ async fn stopping_the_checks_of_a_landing_lands_nothing_and_the_review_waits() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(h.engine.cancel(&o.session), finishline_engine::agent::Stop::Stopped, "there was something to stop");
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
-    // Stopped while it waited, or as its landing began once the other let go.
-    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped | LandingBlock::StoppedBehindAnother, .. }), "{outcome:?}");
+    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
     assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
 }
@@ -1047,7 +1046,9 @@ async fn a_stop_asked_while_an_approve_waits_its_turn_stops_the_landing_before_i
     let (held, approving) = approve_stopped_behind_another_decision(&h, &o).await;
     drop(held);
     let outcome = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("stopped at once").unwrap().unwrap();
-    assert!(matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped, .. }), "{outcome:?}");
+    // Stopped while it waited, or as its landing began once the other let go.
+    let stopped = matches!(outcome, ReviewOutcome::LandingBlocked { reason: LandingBlock::Stopped | LandingBlock::StoppedBehindAnother, .. });
+    assert!(stopped, "{outcome:?}");
     assert_eq!(git(&["log", "-1", "--format=%s", "main"]), "moved", "nothing landed");
     assert_eq!(h.store.session(&o.session).unwrap().status, SessionStatus::AwaitingReview, "the review waits");
     let checked =

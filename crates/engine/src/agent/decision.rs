@@ -515,6 +515,7 @@ impl Engine {
                 if let Some(taken) = FolderLock::try_acquire_within(&lock, std::time::Duration::from_millis(200))? {
                     break taken;
                 }
+                crate::fault::pause_at("decision-behind-another");
                 if stop.token.is_cancelled() {
                     let b = Blocked::stopped_behind_another();
                     return Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail });

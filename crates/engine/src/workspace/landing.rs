@@ -211,6 +211,21 @@ pub fn catch_up(wt: &TaskWorktree) -> Result<std::result::Result<CatchUp, Blocke
     )))
 }
 
+/// Moves `target_ref` from `old` to `new` (only if it is still at `old`); what git said when it
+/// would not, its first line of complaint.
+fn move_branch(repo: &Path, target_ref: &str, new: &str, old: &str) -> Option<String> {
+    let out = git_in(repo).args(["update-ref", "-m", "finishline: land task", target_ref, new, old]).output();
+    match out {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => {
+            let said = String::from_utf8_lossy(&o.stderr);
+            let line = said.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("it refused");
+            Some(line.trim_start_matches("fatal: ").trim_start_matches("error: ").trim_end_matches('.').to_string())
+        }
+        Err(e) => Some(format!("git could not run: {e}")),
+    }
+}
+
 /// The tips after a rebase (the branch may have moved again meanwhile: then landing stops).
 pub fn tips(wt: &TaskWorktree) -> Result<std::result::Result<Tips, Blocked>> {
     let tips = match read_tips(wt)? {
@@ -623,7 +638,16 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                 }
                 crate::fault::pause_at("landing-after-checkout");
             }
-            if !git_ok(repo, &["update-ref", "-m", "finishline: land task", &target_ref, new, &c.old_tip]) {
+            if let Some(refused) = move_branch(repo, &target_ref, new, &c.old_tip) {
+                // Moved by someone else meanwhile, or refused by git with the branch where it was
+                // (a lock a git of the person's holds, or one a crashed git left): "approve
+                // again" would only meet the same lock.
+                let moved = git(repo, &["rev-parse", "-q", "--verify", &target_ref]).map_or(true, |t| t.trim() != c.old_tip);
+                let what = if moved {
+                    format!("“{}” moved while the task was being landed", c.target_branch)
+                } else {
+                    format!("git could not move “{}”: {refused}", c.target_branch)
+                };
                 // Back to where it was, so the branch and the checkout agree; if git will not,
                 // the person is told what their checkout holds.
                 if c.on_target {
@@ -632,17 +656,20 @@ pub fn apply(wt: &TaskWorktree, c: &Composed) -> Result<std::result::Result<(), 
                             LandingBlock::Git,
                             c.files.clone(),
                             format!(
-                                "“{}” moved while the task was being landed, and your checkout, already brought along, could not be put back: it holds the task's changes as uncommitted edits ({why}). Check `git status`, then approve again or discard them",
-                                c.target_branch
+                                "{what}, and your checkout, already brought along, could not be put back: it holds the task's changes as uncommitted edits ({why}). Check `git status`, then approve again or discard them"
                             ),
                         )));
                     }
                 }
-                return Ok(Err(Blocked::new(
-                    LandingBlock::BranchMoved,
-                    vec![],
-                    format!("“{}” moved while the task was being landed: approve again", c.target_branch),
-                )));
+                return Ok(Err(if moved {
+                    Blocked::new(LandingBlock::BranchMoved, vec![], format!("{what}: approve again"))
+                } else {
+                    Blocked::new(
+                        LandingBlock::Git,
+                        vec![],
+                        format!("{what}. Let the git command that holds it finish (a lock left by one that crashed can be deleted), then approve again, or keep the task's branch"),
+                    )
+                }));
             }
             Ok(Ok(()))
         }
