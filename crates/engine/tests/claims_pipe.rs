@@ -103,3 +103,30 @@ async fn a_server_starting_removes_the_folders_of_sockets_nobody_listens_on_any_
     assert!(live_socket.exists(), "another session's live socket is left alone: {live_socket:?}");
     drop((live, second));
 }
+
+/// A session whose front end is stopped (Ctrl+Z) listens but accepts nothing: once its queue of
+/// connections is full, a blocking knock on its socket would wait for as long as it stays
+/// stopped, and the next server with it. The sweep never waits, and leaves that folder alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_starting_beside_a_session_that_accepts_nothing_starts_at_once_and_leaves_it_alone() {
+    let stopped = std::env::temp_dir().join(format!("finishline-mcp-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir(&stopped).unwrap();
+    let socket = stopped.join("mcp.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    // Its queue filled: every further connection would wait.
+    let mut queued = Vec::new();
+    loop {
+        use rustix::net::{connect, socket_with, AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+        let fd = socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::NONBLOCK, None).unwrap();
+        if connect(&fd, &SocketAddrUnix::new(&socket).unwrap()).is_err() {
+            break;
+        }
+        queued.push(fd);
+        assert!(queued.len() < 100_000, "the queue fills");
+    }
+    let started = tokio::time::timeout(Duration::from_secs(10), claims::serve()).await;
+    let (server, _calls) = started.expect("the server starts without waiting on the stopped session").unwrap();
+    assert!(socket.exists(), "the stopped session's socket is left alone");
+    drop((server, queued, listener));
+    let _ = std::fs::remove_dir_all(&stopped);
+}

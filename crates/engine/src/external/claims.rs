@@ -97,6 +97,9 @@ pub async fn serve() -> std::io::Result<(ClaimsServer, mpsc::UnboundedReceiver<C
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
     let handler = Claims { calls: tx };
+    // Off the runtime's threads: it reads a folder and knocks on sockets.
+    #[cfg(unix)]
+    let _ = tokio::task::spawn_blocking(|| remove_abandoned_sockets(&std::env::temp_dir())).await;
     let socket = serve_socket(handler.clone(), stop.clone());
     let service: StreamableHttpService<Claims, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(handler.clone()),
@@ -128,7 +131,14 @@ const SOCKET_FOLDER_PREFIX: &str = "finishline-mcp-";
 #[cfg(unix)]
 fn remove_abandoned_sockets(temp: &Path) {
     let Ok(entries) = std::fs::read_dir(temp) else { return };
-    let refused = |socket: &Path| matches!(std::os::unix::net::UnixStream::connect(socket), Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
+    // Without waiting: a live session's front end stopped (Ctrl+Z) with its queue of connections
+    // full would hold a blocking connect for as long as it stays stopped. Only a refusal counts.
+    let refused = |socket: &Path| {
+        use rustix::net::{connect, socket_with, AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+        let Ok(addr) = SocketAddrUnix::new(socket) else { return false };
+        let Ok(fd) = socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::NONBLOCK | SocketFlags::CLOEXEC, None) else { return false };
+        matches!(connect(&fd, &addr), Err(rustix::io::Errno::CONNREFUSED))
+    };
     let silent: Vec<PathBuf> = entries
         .flatten()
         // A folder of its own only: never one a link elsewhere stands for.
@@ -150,7 +160,6 @@ fn remove_abandoned_sockets(temp: &Path) {
 #[cfg(unix)]
 fn serve_socket(handler: Claims, stop: CancellationToken) -> Option<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    remove_abandoned_sockets(&std::env::temp_dir());
     let dir = std::env::temp_dir().join(format!("{SOCKET_FOLDER_PREFIX}{}", uuid::Uuid::new_v4().simple()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
     let path = dir.join("mcp.sock");
