@@ -30,16 +30,23 @@ export function foundWordsOf(snippet: { text: string; matched: boolean }[] | und
   return [...new Set((snippet ?? []).filter((p) => p.matched).map((p) => p.text.trim()).filter(Boolean))];
 }
 
-/** `text` cut at each of `words` (whole, ignoring case): the pieces, each saying whether it is one. */
+/** `text` cut at each of `words` (whole, ignoring case): the pieces, each saying whether it is one.
+ * Whole as the search reads words (runs of letters and digits, any script): "log" found is not
+ * marked inside "catalog". */
 export function cutAtWords(text: string, words: string[]): { text: string; found: boolean }[] {
   const wanted = words.map((w) => w.trim()).filter(Boolean);
   if (wanted.length === 0) return [{ text, found: false }];
-  const pattern = new RegExp(`(${wanted.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`, "gi");
-  const lower = new Set(wanted.map((w) => w.toLowerCase()));
-  return text
-    .split(pattern)
-    .filter((part) => part !== "")
-    .map((part) => ({ text: part, found: lower.has(part.toLowerCase()) }));
+  const escaped = wanted.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}])`, "giu");
+  const pieces: { text: string; found: boolean }[] = [];
+  let from = 0;
+  for (const m of text.matchAll(pattern)) {
+    if (m.index > from) pieces.push({ text: text.slice(from, m.index), found: false });
+    pieces.push({ text: m[0], found: true });
+    from = m.index + m[0].length;
+  }
+  if (from < text.length || pieces.length === 0) pieces.push({ text: text.slice(from), found: false });
+  return pieces;
 }
 
 /** How long to wait for a row of a long (virtual) timeline to be drawn once scrolled to. */

@@ -136,7 +136,7 @@ describe("Session view", () => {
     const head = [ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" })];
     const answers = Array.from({ length: 30 }, (_, i) => [
       ev({ type: "message_created", message_id: `a${i}`, role: "assistant" }),
-      ev({ type: "text_delta", message_id: `a${i}`, text: i === 7 ? "Here the word quetzalcoatl stands." : `Answer number ${i}.` }),
+      ev({ type: "text_delta", message_id: `a${i}`, text: i === 7 ? "Here the word quetzalcoatl stands, not quetzalcoatls." : `Answer number ${i}.` }),
     ]).flat();
     script([...head, ...answers]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "a7", words: ["Quetzalcoatl"] }} />);
@@ -145,10 +145,10 @@ describe("Session view", () => {
       expect(bubble).toBeDefined();
       return bubble!;
     });
-    expect(found).toHaveTextContent("Here the word quetzalcoatl stands.");
+    expect(found).toHaveTextContent("Here the word quetzalcoatl stands, not quetzalcoatls.");
     await waitFor(() => expect(into.mock.contexts).toContain(found));
     expect(screen.getAllByTestId("agent-text").filter((b) => b.hasAttribute("data-found")), "only the passage's message is marked").toHaveLength(1);
-    expect([...found.querySelectorAll("mark")].map((m) => m.textContent), "the words the search found are marked in it, as in History's passage").toEqual(["quetzalcoatl"]);
+    expect([...found.querySelectorAll("mark")].map((m) => m.textContent), "the words the search found are marked in it, as in History's passage, whole: not inside a longer word").toEqual(["quetzalcoatl"]);
     expect(screen.getAllByTestId("agent-text").flatMap((b) => [...b.querySelectorAll("mark")]), "and only in it").toHaveLength(1);
   });
 
