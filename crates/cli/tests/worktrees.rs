@@ -2326,6 +2326,21 @@ async fn a_commit_the_person_made_in_the_tasks_worktree_after_its_run_lands_with
     assert_eq!(git(&r, &["rev-list", "--count", "main"]), "2", "as one commit");
 }
 
+/// A task too long for a commit's subject line lands with its subject cut at a word, and the
+/// whole task in the message's body: the commit never ends mid-sentence with nothing after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_task_lands_with_a_short_subject_and_the_whole_task_in_the_commit_body() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0)]).await;
+    let r = repo(dir.path());
+    let task = "write one.txt with the number one on its own line, then check that the file ends with a newline and nothing else";
+    let done = cli.run(task, &r, &["--review", "approve"]);
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    let subject = git(&r, &["log", "-1", "--format=%s", "main"]);
+    assert!(subject.chars().count() <= 81 && subject.ends_with('…'), "a subject line, cut at a word: {subject}");
+    let body = git(&r, &["log", "-1", "--format=%b", "main"]);
+    assert!(body.starts_with(task), "the whole task opens the body: {body}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_up_after_a_landing_lands_as_a_second_commit_named_after_what_was_asked() {
     let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0)]).await;

@@ -777,10 +777,10 @@ impl Engine {
                 None
             }
         });
-        let follow_up = follow_up_asked(events).map(crate::store::sessions::title_of);
+        let follow_up = follow_up_asked(events);
         let asked = super::changes::asked_at_review(events);
         let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
-        let message = landing::message(&summary.title, follow_up.as_deref(), &asked, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
+        let message = landing::message(&summary.task, follow_up, &asked, verdict_summary.as_deref(), &agent_name(&summary), session.as_str());
         let blocked = |b: Blocked| -> Result<ReviewOutcome> {
             self.store.append(session, None, EngineEvent::LandingBlocked { reason: b.reason, files: b.files.clone(), detail: b.detail.clone() })?;
             Ok(ReviewOutcome::LandingBlocked { reason: b.reason, files: b.files, detail: b.detail })
@@ -817,7 +817,10 @@ impl Engine {
         } else {
             if let Some(commit) = worktree::commit_all(
                 wt,
-                &format!("{} (after review)\n\nFinishline-Session: {session}\n", follow_up.as_deref().unwrap_or(&summary.title)),
+                &format!(
+                    "{} (after review)\n\nFinishline-Session: {session}\n",
+                    follow_up.map_or_else(|| summary.title.clone(), crate::store::sessions::title_of)
+                ),
                 &copied_files(events),
             )? {
                 self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;

@@ -11,6 +11,7 @@ use super::worktree::{git, git_in, git_ok, git_with_input, identity_args, TaskWo
 use crate::beside::beside;
 use crate::domain::{CheckoutElsewhere, LandingBlock, LandingMode};
 use crate::error::{Error, Result};
+use crate::store::sessions::title_of;
 
 /// Why landing stopped, with the files concerned; nothing was overwritten.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,12 +261,21 @@ const PATHSPEC_LIMIT: usize = 2000;
 
 /// The commit message: the task's title (for a follow-up after an earlier landing, the title of
 /// what the person asked then, and which task it follows), what they asked for at review on the
-/// way, the evaluator's summary, and who did it.
-pub fn message(title: &str, follow_up: Option<&str>, asked_at_review: &[&str], summary: Option<&str>, agent: &str, session: &str) -> String {
-    let title = title.trim();
+/// way, the evaluator's summary, and who did it. `task` and `follow_up` are the person's whole
+/// words: a title cut short for the subject line has them whole in the body.
+pub fn message(task: &str, follow_up: Option<&str>, asked_at_review: &[&str], summary: Option<&str>, agent: &str, session: &str) -> String {
+    let title = title_of(task);
+    let titled = |words: &str| {
+        let (words, subject) = (words.trim(), title_of(words));
+        if subject == words {
+            subject
+        } else {
+            format!("{subject}\n\n{}", within_body(words))
+        }
+    };
     let mut m = match follow_up {
-        Some(asked) => format!("{}\n\nFollow-up to “{title}”.", asked.trim()),
-        None => title.to_string(),
+        Some(asked) => format!("{}\n\nFollow-up to “{title}”.", titled(asked)),
+        None => titled(task),
     };
     if !asked_at_review.is_empty() {
         m.push_str("\n\nAsked at review:");
@@ -279,6 +289,17 @@ pub fn message(title: &str, follow_up: Option<&str>, asked_at_review: &[&str], s
     }
     m.push_str(&format!("\n\nLanded-by: Finishline ({agent})\nFinishline-Session: {session}\n"));
     m
+}
+
+/// A commit body holds the person's words up to this many characters: past it, the session
+/// (named in the message) holds the rest.
+const BODY_WORDS_LIMIT: usize = 4000;
+
+fn within_body(words: &str) -> String {
+    if words.chars().count() <= BODY_WORDS_LIMIT {
+        return words.to_string();
+    }
+    format!("{}…", words.chars().take(BODY_WORDS_LIMIT).collect::<String>())
 }
 
 /// Makes the landing's commit (squash or merge) and checks the person's checkout, touching
@@ -945,5 +966,18 @@ mod tests {
             "rename the parser's functions\n\nFollow-up to “write the parser”.\n\nrenamed\n\nLanded-by: Finishline (Finishline)\nFinishline-Session: ses_1\n"
         );
         assert!(message("write the parser", None, &[], None, "a", "s").starts_with("write the parser\n\nLanded-by"), "a first landing is named by the task");
+    }
+
+    #[test]
+    fn words_too_long_for_the_subject_line_are_whole_in_the_body_of_a_task_and_of_a_follow_up() {
+        let long = "write the parser for the configuration files, with errors that name the line and the column, and tests";
+        let m = message(long, None, &[], None, "a", "s");
+        let (subject, body) = m.split_once("\n\n").unwrap();
+        assert!(subject.ends_with('…') && subject.chars().count() <= 81, "{subject}");
+        assert!(body.starts_with(long), "{body}");
+        let m = message("write the parser", Some(long), &[], None, "a", "s");
+        assert!(m.contains(&format!("…\n\n{long}\n\nFollow-up to “write the parser”.")), "{m}");
+        let huge = "x ".repeat(5000);
+        assert!(message(&huge, None, &[], None, "a", "s").len() < 4200, "a huge task is cut in the body too");
     }
 }
