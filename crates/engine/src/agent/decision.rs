@@ -817,10 +817,7 @@ impl Engine {
         } else {
             if let Some(commit) = worktree::commit_all(
                 wt,
-                &format!(
-                    "{} (after review)\n\nFinishline-Session: {session}\n",
-                    follow_up.map_or_else(|| summary.title.clone(), crate::store::sessions::title_of)
-                ),
+                &format!("{} (after review)\n\nFinishline-Session: {session}\n", crate::store::sessions::title_of(follow_up.unwrap_or(&summary.task))),
                 &copied_files(events),
             )? {
                 self.store.append(session, None, EngineEvent::TaskCommitted { commit, branch: wt.branch.clone(), files_since_start: None })?;
