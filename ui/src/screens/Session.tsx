@@ -645,6 +645,17 @@ function lastEvaluatorModel(items: Item[]): string | undefined {
   return undefined;
 }
 
+const REVIEW_SIZE_KEY = "finishline.reviewSize";
+
+/** The review's size the person chose last: enlarged, or sharing the window (the default). */
+function preferredReviewSize(): "shared" | "tall" {
+  try {
+    return localStorage.getItem(REVIEW_SIZE_KEY) === "tall" ? "tall" : "shared";
+  } catch {
+    return "shared";
+  }
+}
+
 export function SessionView({
   sessionId,
   onOpenHistory,
@@ -955,8 +966,17 @@ export function SessionView({
     jumpToLatest,
   );
   const foundWords = useMemo(() => reveal?.words ?? [], [reveal]);
-  // How much of the height the review takes beside the transcript.
-  const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">("shared");
+  // How much of the height the review takes beside the transcript. Enlarged (or shrunk) once, the
+  // next review opens so: a person who wants the diff's room wants it every time.
+  const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">(preferredReviewSize);
+  const sizeReview = (size: "shared" | "tall") => {
+    try {
+      localStorage.setItem(REVIEW_SIZE_KEY, size);
+    } catch {
+      // Not remembered, still applied.
+    }
+    setReviewSize(size);
+  };
 
   // One start at a time: a second click (or Enter) while the first is on its way does nothing.
   const [sending, setSending] = useState(false);
@@ -1026,7 +1046,10 @@ export function SessionView({
       <div className="session-top" data-pinned="top">
       <header className="session-head">
         <div className="session-title">
-          <h1 className="clamp">{model.task.split("\n")[0] || "Session"}</h1>
+          {/* Cut to one line: the whole of that line on hover (the rest is the first message). */}
+          <h1 className="clamp" title={model.task.split("\n")[0] || undefined} data-testid="session-task-title">
+            {model.task.split("\n")[0] || "Session"}
+          </h1>
           <p className="muted small clamp" title={`${model.workspace} · ${model.model}`} data-testid="session-where">
             <code>{model.workspace}</code> ·{" "}
             {model.agent ? (
@@ -1271,11 +1294,11 @@ export function SessionView({
           {!model.review.decided && (
             <span className="review-fold">
               {reviewSize !== "folded" && (
-                <button className="link-btn" onClick={() => setReviewSize(reviewSize === "tall" ? "shared" : "tall")} data-testid="review-tall">
+                <button className="link-btn" onClick={() => sizeReview(reviewSize === "tall" ? "shared" : "tall")} data-testid="review-tall">
                   {reviewSize === "tall" ? "Shrink the review" : "Enlarge the review"}
                 </button>
               )}
-              <button className="link-btn" onClick={() => setReviewSize(reviewSize === "folded" ? "shared" : "folded")} aria-expanded={reviewSize !== "folded"} data-testid="review-fold">
+              <button className="link-btn" onClick={() => setReviewSize(reviewSize === "folded" ? preferredReviewSize() : "folded")} aria-expanded={reviewSize !== "folded"} data-testid="review-fold">
                 {reviewSize === "folded" ? "Unfold the review" : "Fold the review to read the transcript"}
               </button>
             </span>

@@ -61,6 +61,14 @@ describe("Session view", () => {
     expect(strip).not.toHaveTextContent(/(Step|Turn) 0/);
   });
 
+  it("a task's first line cut short in the header is there whole on hover", async () => {
+    seq = 0;
+    const line = "build the inventory module: inventory.py with an Item class, a test for low stock, and a README section";
+    script([ev({ type: "session_created", task: `${line}\nmore details`, workspace: "/ws", provider: "openai", model: "m" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("session-task-title")).toHaveAttribute("title", line));
+  });
+
   it("shows the person's words with their line breaks, and a pasted log folded until asked for", async () => {
     seq = 0;
     const log = Array.from({ length: 300 }, (_, i) => `line ${i + 1} of the log`).join("\n");
@@ -504,7 +512,33 @@ describe("Session view", () => {
     expect(screen.getByTestId("review-dock"), "folded, it gives the transcript the room").toHaveClass("folded");
     expect(screen.queryByTestId("review-tall"), "folded, only the way back is offered").toBeNull();
     await userEvent.click(screen.getByRole("button", { name: "Unfold the review" }));
-    expect(screen.getByTestId("review-dock")).not.toHaveClass("tall");
+    expect(screen.getByTestId("review-dock"), "unfolded, it is as large as the person made it").toHaveClass("tall");
+  });
+
+  it("a review enlarged once opens enlarged in the next session too, until it is shrunk", async () => {
+    const waiting = () =>
+      script([
+        ...running(),
+        ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+        ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+        ev({ type: "status_changed", status: "awaiting_review" }),
+      ]);
+    waiting();
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await userEvent.click(await screen.findByRole("button", { name: "Enlarge the review" }));
+    first.unmount();
+    seq = 0;
+    waiting();
+    const second = render(<SessionView sessionId="s2" onOpenHistory={() => {}} />);
+    await screen.findByRole("button", { name: "Shrink the review" });
+    expect(screen.getByTestId("review-dock"), "the diff gets the room the person gave the last one").toHaveClass("tall");
+    await userEvent.click(screen.getByRole("button", { name: "Shrink the review" }));
+    second.unmount();
+    seq = 0;
+    waiting();
+    render(<SessionView sessionId="s3" onOpenHistory={() => {}} />);
+    await screen.findByRole("button", { name: "Enlarge the review" });
+    expect(screen.getByTestId("review-dock"), "shrunk, the next one shares the window again").not.toHaveClass("tall");
   });
 
   /** An attempt's review rejected as its group's decision, `occasion` saying which. */
