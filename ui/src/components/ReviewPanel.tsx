@@ -570,6 +570,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           ))}
         </>
       )}
+      <AskedBefore words={review.asked} />
       <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} asked={repeated} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
@@ -1200,6 +1201,20 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
         </p>
       )}
     </div>
+  );
+}
+
+/** What the person wrote with Request changes at the review before: this round answers it, and
+ * the evaluator's word above judged the run with it. As written, line breaks kept; only text. */
+function AskedBefore({ words }: { words?: string }) {
+  if (!words) return null;
+  return (
+    <>
+      <h3>What you asked at your last review</h3>
+      <blockquote className="person-words asked-before" data-testid="review-asked">
+        {words}
+      </blockquote>
+    </>
   );
 }
 

@@ -171,6 +171,8 @@ export interface Review {
   autoApprove?: AutoApproval | null;
   /** The person's comments on this review's diff, as they stand. */
   comments: ReviewComment[];
+  /** The words the person wrote with Request changes at the review before, which this run answers. */
+  asked?: string;
 }
 
 /** Where the task works: its own worktree and branch, or the folder itself. */
@@ -219,6 +221,8 @@ export interface SessionModel {
   /** The person approved an earlier round: that work stays where it landed, whatever this one's
    * status says. */
   approvedBefore?: boolean;
+  /** The words of the last Request changes, until the review that answers them. */
+  askedAtReview?: string;
   status: SessionStatus;
   statusMessage?: string;
   retry?: { attempt: number; of?: number; nextRetryAt: string; message: string };
@@ -543,6 +547,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         // Dismissed for the task, not for one round: the next review leaves them out too.
         dismissed: next.review?.dismissed ?? [],
         criteria: e.criteria ?? [],
+        asked: next.askedAtReview,
         autoApprove: e.auto_approve,
         comments: [],
         saidDone: e.claim === "none" && saysDone(lastWords(next.items)),
@@ -551,6 +556,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
     }
     case "review_resolved":
       if (e.decision === "approve") next.approvedBefore = true;
+      // A plain request answered by the next review; a decision after it has nothing to show.
+      next.askedAtReview = e.decision === "request_changes" ? e.feedback?.trim() || undefined : undefined;
       if (next.review && next.review.reviewId === e.review_id) next.review = { ...next.review, blocked: undefined, decided: { decision: e.decision, by: e.by, occasion: e.occasion } };
       // What was copied out of the worktree before the decision stays on its record.
       {

@@ -515,6 +515,36 @@ describe("Session view", () => {
     expect(screen.getByTestId("review-dock"), "unfolded, it is as large as the person made it").toHaveClass("tall");
   });
 
+  it("the review after a request for changes shows the words the person asked with, beside their comments", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "Also add a CHANGELOG.md entry\n<b>for it</b>", reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const asked = await screen.findByTestId("review-asked");
+    expect(asked, "what was asked, as written: its markup is words, never drawn").toHaveTextContent("Also add a CHANGELOG.md entry <b>for it</b>");
+    expect(asked.querySelector("b")).toBeNull();
+    expect(within(screen.getByTestId("review-panel")).getByText("What you asked at your last review")).toBeInTheDocument();
+  });
+
+  it("a first review, or one after a request with comments only, shows no words asked", async () => {
+    script([
+      ...running(),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("review-panel");
+    expect(screen.queryByTestId("review-asked")).toBeNull();
+  });
+
   it("a review enlarged once opens enlarged in the next session too, until it is shrunk", async () => {
     const waiting = () =>
       script([
