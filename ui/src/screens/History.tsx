@@ -474,8 +474,8 @@ export function History({
             <tr>
               <th>Task</th>
               <th>Status</th>
-              {/* A rejected task beside "Verified done" read as a contradiction: this is the run's end, the status is the person's decision. */}
-              <th title="How the agent's last run ended, as Finishline judged it, before your decision: the status beside it is what you decided">Outcome</th>
+              {/* A rejected task beside "Verified done" under "Outcome" read as a contradiction: this is the run's end, the status is the person's decision. */}
+              <th title="How the agent's last run ended, as Finishline judged it, before your decision: the status beside it is what you decided">Run ended</th>
               <th className="optional">Started</th>
               <th className="optional" title="Time the agent worked: not its wait in the queue, nor for your answers and reviews">
                 Active

@@ -404,6 +404,22 @@ describe("History search", () => {
     expect(badge).toHaveTextContent("Not checked");
   });
 
+  it("History says how the run ended apart from the decision: a rejected verified done does not read as a contradiction", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [{ ...row("a", "Say hello"), status: "rejected", end_reason: "verified_done", decision: "reject" }];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    await screen.findByTestId("history-row");
+    expect(screen.getByRole("columnheader", { name: "Run ended" }), "the column is the run's end, judged before the person decided").toBeInTheDocument();
+    expect(screen.getByRole("columnheader", { name: "Status" })).toBeInTheDocument();
+  });
+
   it("counts tokens and time as the session's header does: 7.4k, exact on hover, and seconds in every row", async () => {
     mockIPC(
       (cmd) => {
