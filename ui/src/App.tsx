@@ -16,7 +16,7 @@ import { QuitDialog } from "./components/QuitDialog";
 import { Tooltips } from "./components/Tooltips";
 import { SidebarSessions } from "./components/SidebarSessions";
 import { CommandPalette, requestReview, ShortcutList, type PaletteCommand } from "./components/CommandPalette";
-import { dialogAsks, isTextField } from "./keys";
+import { dialogAsks, isTextField, SHORTCUT_MODIFIER, shortcutModifier } from "./keys";
 import { keepFocusClearOfPinnedBars } from "./pinnedBars";
 
 export type Screen = "new" | "history" | "settings" | "session" | "attempts";
@@ -251,10 +251,10 @@ export function App() {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (dialogAsks()) return;
-      if (e.ctrlKey && !e.altKey && e.key.toLowerCase() === "k") {
+      if (shortcutModifier(e) && e.key.toLowerCase() === "k") {
         e.preventDefault();
         setOverlay("palette");
-      } else if (e.ctrlKey && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "n") {
+      } else if (shortcutModifier(e) && !e.shiftKey && e.key.toLowerCase() === "n") {
         e.preventDefault();
         setScreen("new");
       } else if (e.key === "?" && !e.ctrlKey && !e.altKey && !isTextField(e.target)) {
@@ -285,7 +285,7 @@ export function App() {
   const paletteCommands = (): PaletteCommand[] => {
     const go = (s: Screen) => () => setScreen(s);
     const list: PaletteCommand[] = [
-      { id: "new", label: "New task", hint: "Ctrl+N", run: go("new") },
+      { id: "new", label: "New task", hint: `${SHORTCUT_MODIFIER}N`, run: go("new") },
       { id: "history", label: "Go to History", hint: "Alt+2", run: go("history") },
       { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
       { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },

@@ -11,3 +11,15 @@ export function isTextField(target: EventTarget | null): boolean {
 export function dialogAsks(): boolean {
   return document.querySelector('[aria-modal="true"]') !== null;
 }
+
+/** Whether the window's own shortcut modifier is held: Ctrl, and on a Mac Cmd, where Ctrl in a
+ * text field is the field's own (Ctrl+N the next line, Ctrl+K cut to the end of it). */
+export function shortcutModifier(e: KeyboardEvent): boolean {
+  if (e.altKey) return false;
+  const mac = /^Mac/.test(navigator.platform);
+  if (mac && e.metaKey) return true;
+  return e.ctrlKey && !(mac && isTextField(e.target));
+}
+
+/** How the shortcut list writes that modifier. */
+export const SHORTCUT_MODIFIER = typeof navigator !== "undefined" && /^Mac/.test(navigator.platform) ? "⌘" : "Ctrl+";

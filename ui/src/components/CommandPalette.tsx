@@ -4,6 +4,7 @@ import { listedState, STATUS_LABEL } from "../session/model";
 import { foundWordsOf } from "../session/reveal";
 import { attemptLabel, setAside } from "../sidebar";
 import { dialogKeys } from "./AlertDialog";
+import { SHORTCUT_MODIFIER } from "../keys";
 
 export interface PaletteCommand {
   id: string;
@@ -198,8 +199,8 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
 }
 
 export const SHORTCUTS: [string, string][] = [
-  ["Ctrl+K", "Command palette: every screen, the buttons of the one you are on, every session by title"],
-  ["Ctrl+N", "New task"],
+  [`${SHORTCUT_MODIFIER}K`, "Command palette: every screen, the buttons of the one you are on, every session by title"],
+  [`${SHORTCUT_MODIFIER}N`, "New task"],
   ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
   ["Alt+↓ / Alt+↑", "The next / previous session in the sidebar"],
   ["Ctrl+Enter", "Run the task (New Task)"],

@@ -1,7 +1,7 @@
 import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { App } from "../App";
 import { CommandPalette, matches } from "../components/CommandPalette";
 import type { Envelope, SessionSummary } from "../ipc";
@@ -65,6 +65,33 @@ describe("the command palette", () => {
     await user.keyboard("{Control>}n{/Control}");
     expect(await screen.findByTestId("new-task-form"), "the reflex for new, as in every desktop app").toBeInTheDocument();
     await waitFor(() => expect(screen.getByTestId("task-input")).toHaveFocus());
+  });
+
+  it("on a Mac, Cmd+N and Cmd+K are the shortcuts, and Ctrl+N in a text field is left to the field (its next line)", async () => {
+    const platform = vi.spyOn(navigator, "platform", "get").mockReturnValue("MacIntel");
+    try {
+      mockIPC(
+        (cmd) => {
+          if (cmd === "get_settings") return view({}, true);
+          if (cmd === "list_sessions") return [];
+        },
+        { shouldMockEvents: true },
+      );
+      render(<App />);
+      const user = userEvent.setup();
+      await screen.findByTestId("new-task-form");
+      await user.keyboard("{Alt>}2{/Alt}");
+      await user.click(await screen.findByTestId("history-search"));
+      await user.keyboard("{Control>}n{/Control}");
+      expect(screen.getByTestId("history"), "Ctrl+N in a field is the field's own key there").toBeInTheDocument();
+      await user.keyboard("{Meta>}k{/Meta}");
+      await screen.findByTestId("palette");
+      await user.keyboard("{Escape}");
+      await user.keyboard("{Meta>}n{/Meta}");
+      expect(await screen.findByTestId("new-task-form"), "Cmd+N is new, as in every Mac app").toBeInTheDocument();
+    } finally {
+      platform.mockRestore();
+    }
   });
 
   it("typing trust opens History's trust figures, unfolded and focused", async () => {
