@@ -38,6 +38,9 @@ test("request changes starts a second run, then approve completes", async () => 
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
   await waitStatus("awaiting_review");
   assert.equal(readFileSync(path.join(ws, "c.txt"), "utf8"), "C");
+  const asked = await testid("review-asked");
+  await asked.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await asked.getText(), /also write c\.txt/, "the review answering the request shows what was asked");
   await clickAway(await testid("approve"));
   await waitStatus("completed");
 });
