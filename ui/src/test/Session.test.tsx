@@ -47,6 +47,13 @@ const running = () => {
   ];
 };
 
+/** A run ending in review `id`, waiting for the person. */
+const reviewWaits = (id = "r1") => [
+  ev({ type: "review_requested", review_id: id, claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
+  ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+  ev({ type: "status_changed", status: "awaiting_review" }),
+];
+
 describe("Session view", () => {
   it("counts no step before the first: a run (or a plan) just started reads no 'Step 0' or 'Turn 0'", async () => {
     seq = 0;
@@ -497,12 +504,7 @@ describe("Session view", () => {
   });
 
   it("the open review can be given the window for a long diff, and share it again", async () => {
-    script([
-      ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ]);
+    script([...running(), ...reviewWaits()]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const tall = await screen.findByRole("button", { name: "Enlarge the review" });
     await userEvent.click(tall);
@@ -518,13 +520,10 @@ describe("Session view", () => {
   it("the review after a request for changes shows the words the person asked with, beside their comments", async () => {
     script([
       ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
+      ...reviewWaits(),
       ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "Also add a CHANGELOG.md entry\n<b>for it</b>", reverted: false }),
       ev({ type: "run_started", trigger: "feedback" }),
-      ev({ type: "review_requested", review_id: "r2", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
+      ...reviewWaits("r2"),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const asked = await screen.findByTestId("review-asked");
@@ -534,25 +533,27 @@ describe("Session view", () => {
   });
 
   it("a first review, or one after a request with comments only, shows no words asked", async () => {
+    script([...running(), ...reviewWaits()]);
+    const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("review-panel");
+    expect(screen.queryByTestId("review-asked"), "a first review").toBeNull();
+    first.unmount();
     script([
       ...running(),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-      ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
+      ...reviewWaits(),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: null, reverted: false }),
+      ev({ type: "run_started", trigger: "feedback" }),
+      ...reviewWaits("r2"),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await screen.findByTestId("review-panel");
-    expect(screen.queryByTestId("review-asked")).toBeNull();
+    await waitFor(() => expect(screen.getAllByTestId("decision-note"), "the request is on the record: this is the review after it").toHaveLength(1));
+    expect(screen.queryByTestId("review-asked"), "after a request with comments only").toBeNull();
   });
 
   it("a review enlarged once opens enlarged in the next session too, until it is shrunk", async () => {
     const waiting = () =>
-      script([
-        ...running(),
-        ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [] }),
-        ev({ type: "run_finished", status: "awaiting_review", claim: "success", verdict: "done", end_reason: "verified_done" }),
-        ev({ type: "status_changed", status: "awaiting_review" }),
-      ]);
+      script([...running(), ...reviewWaits()]);
     waiting();
     const first = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await userEvent.click(await screen.findByRole("button", { name: "Enlarge the review" }));
