@@ -157,7 +157,13 @@ function Permission({ item }: { item: Extract<Item, { kind: "permission" }> }) {
             <button className="btn primary" onClick={() => answer("allow_once")} disabled={sending} data-testid="allow-once">
               Allow once
             </button>
-            <button className="btn" onClick={() => answer("allow_session")} disabled={sending} data-testid="allow-session">
+            <button
+              className="btn"
+              onClick={() => answer("allow_session")}
+              disabled={sending}
+              data-testid="allow-session"
+              title={`${item.input && typeof item.input === "object" && "command" in item.input ? "This command, as written," : "This tool"} is allowed without asking again in this session's later runs too: its follow-ups, and a resume from a script, where nobody watches`}
+            >
               Allow for this session
             </button>
             <button className="btn danger" onClick={() => answer("deny")} disabled={sending} data-testid="deny">

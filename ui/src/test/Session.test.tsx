@@ -299,6 +299,13 @@ describe("Session view", () => {
     await waitFor(() => expect(screen.getByTestId("activity")).toHaveTextContent("Waiting for Claude Code, which has said nothing for 45 s"));
   });
 
+  it("Allow for this session says on hover that it reaches the session's later runs, unwatched ones too", async () => {
+    script([...running(), ev({ type: "permission_requested", request_id: "p1", tool: "run_command", input: { command: "npm test" }, reason: "the shell" })]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const allow = await screen.findByTestId("allow-session");
+    expect(allow.getAttribute("title")).toMatch(/^This command, as written, is allowed without asking again in this session's later runs too.*a script/);
+  });
+
   it("a plan step's check command is asked for and shown as the plan's, not as one the agent named", async () => {
     script([
       ...running(),
