@@ -372,6 +372,8 @@ export interface FileChange {
   path: string;
   kind: "created" | "modified" | "deleted";
   diff: string;
+  /** It changed while a command or an external agent was at work: the person's edit may be in it. */
+  unattributed?: boolean;
 }
 
 export type DiffSide = "new" | "old";

@@ -1505,7 +1505,8 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         });
         let earlier = crate::view::earlier_rounds_line(&lands.unwrap_or_default(), &files);
         crate::output::human(&format!("{sid} waits for your review: {ended}, {}\n", round.files_changed(files.len())));
-        for l in why.iter().map(String::as_str).chain(round.revert_note()).chain(earlier.as_deref()) {
+        let unattributed = round.unattributed_line(&files);
+        for l in why.iter().map(String::as_str).chain(unattributed.as_deref()).chain(round.revert_note()).chain(earlier.as_deref()) {
             crate::output::human(&format!("{l}\n"));
         }
         for f in &files {

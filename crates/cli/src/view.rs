@@ -75,6 +75,24 @@ impl Round {
         format!("{n} file(s) changed{}", if self.since_last_review { " since your last review" } else { "" })
     }
 
+    /// In the folder itself, the files that changed while a command or an external agent was at
+    /// work: an edit the person saved then is in them, looking like the agent's. Said before the
+    /// decision, so that undoing them is asked knowing it (the revert keeps a copy of each).
+    pub fn unattributed_line(self, files_changed: &[serde_json::Value]) -> Option<String> {
+        let paths: Vec<String> = files_changed
+            .iter()
+            .filter(|f| f["unattributed"].as_bool() == Some(true))
+            .filter_map(|f| f["path"].as_str())
+            .map(|p| p.escape_debug().to_string())
+            .collect();
+        (self.in_place && !paths.is_empty()).then(|| {
+            format!(
+                "    changed while a command or an external agent was at work: {} (an edit of yours saved then looks like the agent's: a revert keeps a copy of each before putting it back)",
+                crate::run::few(&paths)
+            )
+        })
+    }
+
     /// What the diff of a later round leaves unsaid in the folder itself.
     pub fn revert_note(self) -> Option<&'static str> {
         (self.since_last_review && self.in_place).then_some("    (a revert on Reject undoes the earlier rounds too: what they changed is the task's)")
@@ -357,6 +375,9 @@ impl View {
                     self.line(&format!("    … and {} more (every diff: --json)", files_changed.len() - LISTED_FILES));
                 }
                 if let Some(l) = earlier_rounds_line(&self.lands, files_changed) {
+                    self.line(&l);
+                }
+                if let Some(l) = self.round.unattributed_line(files_changed) {
                     self.line(&l);
                 }
                 if let Some(note) = self.round.revert_note() {
@@ -779,6 +800,20 @@ mod tests {
         let approved_then = Round::after([&in_place, &resolved(Decision::RequestChanges), &resolved(Decision::Approve)]);
         assert_eq!(approved_then.files_changed(1), "1 file(s) changed");
         assert!(approved_then.revert_note().is_none());
+    }
+
+    /// In the person's folder a file a command changed may hold their edit: the review says so
+    /// before they decide. In a worktree nothing else writes, so it says nothing.
+    #[test]
+    fn a_review_in_place_names_the_files_that_changed_while_a_command_ran() {
+        use finishline_engine::domain::Isolation;
+        use finishline_engine::event::EngineEvent;
+        let files = [serde_json::json!({"path": "a.txt", "unattributed": true}), serde_json::json!({"path": "b.txt"})];
+        let in_place = Round::after([&EngineEvent::TaskWorkspace { isolation: Isolation::InPlace, folder: "/w".into(), worktree: None }]);
+        let line = in_place.unattributed_line(&files).expect("said in place");
+        assert!(line.contains("at work: a.txt (an edit of yours"), "{line}");
+        assert!(in_place.unattributed_line(&files[1..]).is_none(), "nothing to say when the agent's own tools wrote them");
+        assert!(Round::default().unattributed_line(&files).is_none(), "nor in a worktree");
     }
 
     #[test]

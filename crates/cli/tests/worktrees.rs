@@ -539,6 +539,11 @@ async fn a_revert_keeps_a_copy_of_a_file_changed_while_a_command_ran_since_the_p
     assert_eq!(task.status.code(), Some(6), "{}", String::from_utf8_lossy(&task.stderr));
     assert_eq!(reviewed(&task), vec!["README.md", "notes.txt", "started.flag"], "nothing tells the edit from the command's");
     let id = session_of(&task);
+    // Said at the review, before the person decides, not only once the revert is done.
+    const BEFORE: &str = "changed while a command or an external agent was at work: README.md, started.flag (an edit of yours saved then looks like the agent's: a revert keeps a copy of each before putting it back)";
+    let shown = cli.review(&id, &[]);
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string() + &String::from_utf8_lossy(&shown.stderr);
+    assert!(shown.contains(BEFORE), "the review names the files: {shown}");
     let rejected = cli.review(&id, &["--reject", "--revert"]);
     assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
     let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);

@@ -80,9 +80,15 @@ interface Props {
   /** Comments can be added and changed (the review waits for the person). */
   editable: boolean;
   onChanged?: () => void;
+  /** The files are in the person's own folder, where their edits and a command's look alike. */
+  inPlace?: boolean;
 }
 
-export default function DiffView({ files, reviewId, comments, editable, onChanged }: Props) {
+/** Why a file is marked: said before the person decides, not only once a revert kept copies. */
+export const UNATTRIBUTED_TITLE =
+  "It changed while a command or an external agent was at work: an edit of yours saved then looks like the agent's. Reject with “Also undo” keeps a copy of it as it is before putting it back.";
+
+export default function DiffView({ files, reviewId, comments, editable, onChanged, inPlace = false }: Props) {
   const [view, setView] = useState<"unified" | "split">("unified");
   const [viewed, setViewed] = useState<Record<string, boolean>>({});
   const [open, setOpen] = useState<Record<string, boolean>>(() => Object.fromEntries(files.map((f, i) => [f.path, i < OPEN_UP_TO])));
@@ -161,6 +167,7 @@ export default function DiffView({ files, reviewId, comments, editable, onChange
           comments={comments.filter((c) => c.path === f.path)}
           editable={editable}
           onChanged={onChanged}
+          unattributed={inPlace && !!f.unattributed}
         />
       ))}
     </div>
@@ -178,6 +185,7 @@ function FileDiff(props: {
   comments: ReviewComment[];
   editable: boolean;
   onChanged?: () => void;
+  unattributed: boolean;
 }) {
   const { file, open } = props;
   const parsed = useMemo(() => {
@@ -209,6 +217,11 @@ function FileDiff(props: {
         <button className="link-btn plain" onClick={props.onToggle} aria-expanded={open} data-testid="file-toggle">
           <span className={`kind kind-${file.kind}`}>{binary ? `${kind}, binary` : kind}</span> <code>{file.path}</code>
         </button>
+        {props.unattributed && (
+          <span className="muted small" title={UNATTRIBUTED_TITLE} data-testid="file-unattributed">
+            changed while a command ran
+          </span>
+        )}
         {props.comments.length > 0 && <span className="muted small">{props.comments.length} comment{props.comments.length === 1 ? "" : "s"}</span>}
         <span className="grow" />
         {/* Marking files viewed is part of reviewing: a decided review's diff is a record. */}

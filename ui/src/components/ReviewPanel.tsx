@@ -652,7 +652,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <p className="muted">No files changed.</p>
       ) : (
         <Suspense fallback={<p className="muted">Loading the diff…</p>}>
-          <DiffView files={review.files} reviewId={review.reviewId} comments={review.comments} editable={!review.decided} />
+          <DiffView files={review.files} reviewId={review.reviewId} comments={review.comments} editable={!review.decided} inPlace={!place?.worktree} />
         </Suspense>
       )}
       {review.comments.length > 0 && (

@@ -415,6 +415,39 @@ describe("a task in its own worktree", () => {
     );
   });
 
+  it("a review in a plain folder marks the files that changed while a command ran, before the person decides; a worktree's does not", async () => {
+    seq = 0;
+    const files = [
+      { path: "README.md", kind: "modified" as const, diff: "+a", unattributed: true },
+      { path: "notes.txt", kind: "created" as const, diff: "+n" },
+    ];
+    script(
+      [
+        ev({ type: "session_created", task: "tidy up", workspace: "/ws", provider: "openai", model: "m" }),
+        ev({ type: "task_workspace", isolation: "in_place", folder: "/ws", worktree: null }),
+        ev({ type: "run_started", trigger: "task" }),
+        ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: files, verification: [] }),
+        ev({ type: "status_changed", status: "awaiting_review" }),
+      ],
+      () => undefined,
+    );
+    const view = render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findAllByTestId("file-change");
+    const marks = screen.getAllByTestId("file-unattributed");
+    expect(marks, "only the file a command may have changed").toHaveLength(1);
+    expect(marks[0].closest("[data-path]")).toHaveAttribute("data-path", "README.md");
+    expect(marks[0]).toHaveTextContent("changed while a command ran");
+    expect(marks[0].getAttribute("title")).toMatch(/an edit of yours saved then looks like the agent's.*keeps a copy/);
+    view.unmount();
+    script(
+      reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: files } : e)),
+      () => undefined,
+    );
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findAllByTestId("file-change");
+    expect(screen.queryByTestId("file-unattributed"), "in a worktree nothing else writes").toBeNull();
+  });
+
   it("a follow-up's review in a plain folder promises no undo when a round was not recorded", async () => {
     seq = 0;
     const events = [
