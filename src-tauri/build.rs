@@ -4,6 +4,7 @@ fn main() {
     let manifest = tauri_build::AppManifest::new().commands(&[
         "get_settings",
         "save_settings",
+        "check_settings",
         "set_aside_settings",
         "start_session",
         "run_plan",

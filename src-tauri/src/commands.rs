@@ -57,6 +57,13 @@ pub struct SetAside {
     kept_as: String,
 }
 
+/// Every mistake in the form's settings, each by its field, without saving: Save names them all
+/// at once, with those the window tells itself.
+#[tauri::command]
+pub fn check_settings(settings: Settings) -> Vec<finishline_engine::config::settings::SettingProblem> {
+    settings.problems()
+}
+
 /// Saves the settings. Values typed into an MCP server's or the agent's environment go to the
 /// keychain first; the file keeps only where they are.
 #[tauri::command]

@@ -119,6 +119,7 @@ pub fn run() {
             commands::get_settings,
             commands::set_aside_settings,
             commands::save_settings,
+            commands::check_settings,
             commands::start_session,
             commands::run_plan,
             commands::agent_presets,

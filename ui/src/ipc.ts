@@ -376,6 +376,12 @@ export interface FileChange {
   unattributed?: boolean;
 }
 
+/** One mistake in the settings: the field as the settings file names it, and what is wrong. */
+export interface SettingProblem {
+  field: string;
+  problem: string;
+}
+
 export type DiffSide = "new" | "old";
 
 /** A comment on lines of a review's diff; it goes back with Request changes. */
@@ -800,6 +806,8 @@ export const ipc = {
   /** Moves a settings file that cannot be read aside and returns the defaults, and where it is. */
   setAsideSettings: () => call<{ view: SettingsView; kept_as: string }>("set_aside_settings"),
   saveSettings: (settings: Settings) => call<SettingsView>("save_settings", { settings }),
+  /** Every mistake the engine finds in these settings, each by its field; nothing is saved. */
+  checkSettings: (settings: Settings) => call<SettingProblem[]>("check_settings", { settings }),
   /** Opens the system folder picker; resolves to null when the person cancels. */
   pickWorkspace: async (): Promise<string | null> => {
     try {

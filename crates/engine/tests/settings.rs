@@ -404,3 +404,21 @@ fn a_value_of_the_wrong_kind_is_named_in_words_not_type_names() {
         assert!(!s.contains("struct") && !s.contains("u32"), "{s}");
     }
 }
+
+/// A form with several mistakes gets them all named at one Save, not one Save for each: the
+/// evaluator's server, the worktree folder, the attempts and a limit, each by its field.
+#[test]
+fn every_mistake_in_the_settings_is_named_at_once_by_its_field() {
+    let mut s = Settings {
+        evaluator_provider: Some(finishline_engine::ProviderSettings { base_url: "ftp://x".into(), model: "m".into(), ..Default::default() }),
+        ..Default::default()
+    };
+    s.tasks.worktree_dir = "relative/dir".into();
+    s.tasks.max_attempts = 0;
+    s.limits.max_retries = 100_000_000;
+    let fields: Vec<&str> = s.problems().iter().map(|p| p.field).collect();
+    assert_eq!(fields, vec!["evaluator_provider.base_url", "tasks.max_attempts", "tasks.worktree_dir", "limits.max_retries"]);
+    assert!(s.problems()[2].problem.contains("not a full path"), "each says why: {:?}", s.problems());
+    assert_eq!(s.validate().unwrap_err().to_string(), format!("evaluator_provider.base_url: {}", s.problems()[0].problem), "a refusal names the first");
+    assert!(Settings::default().problems().is_empty(), "the defaults are fine");
+}

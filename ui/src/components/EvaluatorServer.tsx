@@ -42,6 +42,7 @@ export function EvaluatorServer({ draft, onChange }: { draft: Settings; onChange
         <span>Evaluator server (base URL; empty: the agent's provider)</span>
         <input
           data-testid="evaluator-base-url"
+          data-setting="evaluator_provider.base_url"
           value={ev?.base_url ?? ""}
           onChange={(e) => {
             const url = e.target.value.trim();

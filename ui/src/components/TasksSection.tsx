@@ -34,12 +34,12 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       </label>
       <label className="field">
         <span>Tasks at once</span>
-        <NumberInput min={1} max={32} data-testid="parallel-limit" value={t.parallel_limit} onChange={(n) => set({ parallel_limit: n })} />
+        <NumberInput min={1} max={32} data-setting="tasks.parallel_limit" data-testid="parallel-limit" value={t.parallel_limit} onChange={(n) => set({ parallel_limit: n })} />
         <span className="muted small">More wait, visibly queued, until one ends.</span>
       </label>
       <label className="field">
         <span>Attempts side by side, at most</span>
-        <NumberInput min={1} max={16} data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(n) => set({ max_attempts: n })} />
+        <NumberInput min={1} max={16} data-setting="tasks.max_attempts" data-testid="max-attempts" value={t.max_attempts ?? 4} onChange={(n) => set({ max_attempts: n })} />
         <span className="muted small">New Task can run one task by several agents at once, each in its own worktree, and rank them; this is the most attempts one task may have in all (1 turns attempts off).</span>
       </label>
       <label className="field">
@@ -56,6 +56,7 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
         <textarea
           rows={3}
           data-testid="worktree-include"
+          data-setting="tasks.worktree_include"
           value={includeShown}
           onChange={(e) => {
             setIncludeText(e.target.value);
@@ -69,7 +70,7 @@ export function TasksSection({ draft, onChange }: { draft: Settings; onChange: (
       </label>
       <label className="field">
         <span>Worktree folder</span>
-        <input data-testid="worktree-dir" value={t.worktree_dir} placeholder="worktrees/ in Finishline's data folder" onChange={(e) => set({ worktree_dir: e.target.value })} spellCheck={false} />
+        <input data-setting="tasks.worktree_dir" data-testid="worktree-dir" value={t.worktree_dir} placeholder="worktrees/ in Finishline's data folder" onChange={(e) => set({ worktree_dir: e.target.value })} spellCheck={false} />
       </label>
       <h3 id="settings-storage">Storage</h3>
       <StoragePanel />

@@ -203,20 +203,26 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
     const badVerify = badVerifyLines(verifyText);
     const badPrices = badPriceLines(pricesText);
     const badUrl = badBaseUrl(draft.provider.base_url);
-    const problems = [
-      ...invalid.map(whyInvalid),
-      ...(badVerify.length > 0 ? [`Verify commands: ${badVerify.join(", ")}; each line is “folder: command”, as in “/home/me/project: cargo test”`] : []),
+    const field = (setting: string) => form.current?.querySelector<HTMLElement>(`[data-setting="${setting}"]`) ?? null;
+    const found: Found[] = [
+      ...invalid.map((i) => ({ at: i, text: whyInvalid(i) })),
+      ...(badVerify.length > 0 ? [{ at: field("verify_commands"), text: `Verify commands: ${badVerify.join(", ")}; each line is “folder: command”, as in “/home/me/project: cargo test”` }] : []),
       ...(badPrices.length > 0
-        ? [`Prices: ${badPrices.map((l) => `“${l}”`).join(", ")} ${badPrices.length === 1 ? "is" : "are"} not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)`]
+        ? [{ at: field("prices"), text: `Prices: ${badPrices.map((l) => `“${l}”`).join(", ")} ${badPrices.length === 1 ? "is" : "are"} not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)` }]
         : []),
-      ...(badUrl ? [badUrl] : []),
+      ...(badUrl ? [{ at: field("provider.base_url"), text: badUrl, mark: "provider.base_url" }] : []),
     ];
-    if (problems.length > 0) {
-      setError(new AppError("invalid_settings", `${problems.join("; ")}. Nothing was saved.`));
-      if (badUrl) markRefused(form.current, "provider.base_url", false);
-      const first =
-        invalid[0] ??
-        form.current?.querySelector<HTMLElement>(badVerify.length > 0 ? '[data-testid="verify-commands"]' : badPrices.length > 0 ? '[data-testid="prices"]' : '[data-setting="provider.base_url"]');
+    // What only the engine tells (the evaluator's server, the worktree folder) is named at the
+    // same Save; a field named above already is not named twice.
+    const named = new Set(found.map((f) => f.at?.dataset.setting));
+    const told = (await ipc.checkSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) }).catch(() => null)) ?? [];
+    for (const p of told.filter((p) => !named.has(p.field))) found.push({ at: field(p.field), text: settingsErrorInWords(`${p.field}: ${p.problem}`), mark: p.field });
+    if (found.length > 0) {
+      // As the form reads, top to bottom: the focus goes to the first.
+      found.sort((a, b) => (!a.at ? 1 : !b.at ? -1 : a.at.compareDocumentPosition(b.at) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+      setError(new AppError("invalid_settings", `${found.map((f) => f.text).join("; ")}. Nothing was saved.`));
+      for (const f of found) if (f.mark) markRefused(form.current, f.mark, false);
+      const first = found[0].at;
       first?.focus();
       first?.scrollIntoView?.({ block: "center" });
       return false;
@@ -354,6 +360,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
           <span>Evaluator model</span>
           <input
             data-testid="evaluator-model"
+            data-setting="evaluator_model"
             value={draft.evaluator_model ?? ""}
             onChange={(e) => {
               setSaved(false);
@@ -387,47 +394,51 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
 
       <fieldset className="panel" key={`limits-${imports}`}>
         <legend>Limits</legend>
+        {/* Each box's range is the engine's (limit_problems in config/settings.rs): a number past
+            it is marked as it is typed, not only named at Save. */}
         <div className="grid3">
           <label className="field" title="Model calls of Finishline's own agent in one run. An external agent's whole turn is one step (its own tool calls are not counted): the step timeout, on its silence, and Cancel bound it.">
             <span>Max steps per run</span>
-            <NumberInput min={1} value={draft.limits.max_steps} onChange={(n) => setLimit("max_steps", n)} />
+            <NumberInput min={1} max={10_000} data-setting="limits.max_steps" value={draft.limits.max_steps} onChange={(n) => setLimit("max_steps", n)} />
           </label>
           <label className="field">
             <span>Continuation budget</span>
-            <NumberInput min={1} value={draft.limits.continuation_budget} onChange={(n) => setLimit("continuation_budget", n)} />
+            <NumberInput min={1} max={100} data-setting="limits.continuation_budget" value={draft.limits.continuation_budget} onChange={(n) => setLimit("continuation_budget", n)} />
           </label>
           <label className="field">
             <span>Max retries</span>
-            <NumberInput min={1} data-testid="max-retries" value={draft.limits.max_retries} onChange={(n) => setLimit("max_retries", n)} />
+            <NumberInput min={1} max={50} data-setting="limits.max_retries" data-testid="max-retries" value={draft.limits.max_retries} onChange={(n) => setLimit("max_retries", n)} />
           </label>
           <label className="field">
             <span>Truncations in a row</span>
-            <NumberInput min={1} data-testid="truncation-cap" value={draft.limits.truncation_cap ?? 3} onChange={(n) => setLimit("truncation_cap", n)} />
+            <NumberInput min={1} max={20} data-setting="limits.truncation_cap" data-testid="truncation-cap" value={draft.limits.truncation_cap ?? 3} onChange={(n) => setLimit("truncation_cap", n)} />
           </label>
           <label className="field">
             <span>Short stop (output tokens)</span>
-            <NumberInput min={0} value={draft.limits.short_stop_tokens ?? 10} onChange={(n) => setLimit("short_stop_tokens", n)} />
+            <NumberInput min={0} max={1000} data-setting="limits.short_stop_tokens" value={draft.limits.short_stop_tokens ?? 10} onChange={(n) => setLimit("short_stop_tokens", n)} />
           </label>
           <label className="field">
             <span>Max output tokens</span>
-            <NumberInput min={16} value={draft.limits.max_output_tokens ?? 4096} onChange={(n) => setLimit("max_output_tokens", n)} />
+            <NumberInput min={16} max={1_000_000} data-setting="limits.max_output_tokens" value={draft.limits.max_output_tokens ?? 4096} onChange={(n) => setLimit("max_output_tokens", n)} />
           </label>
           <label className="field">
             <span>Step time limit (seconds)</span>
-            <NumberInput min={10} data-testid="step-timeout" value={draft.limits.step_timeout_secs ?? 600} onChange={(n) => setLimit("step_timeout_secs", n)} />
+            <NumberInput min={10} max={86_400} data-setting="limits.step_timeout_secs" data-testid="step-timeout" value={draft.limits.step_timeout_secs ?? 600} onChange={(n) => setLimit("step_timeout_secs", n)} />
           </label>
           <label className="field">
             <span>Repeats that stop an answer</span>
-            <NumberInput min={3} data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(n) => setLimit("repeat_threshold", n)} />
+            <NumberInput min={3} max={1000} data-setting="limits.repeat_threshold" data-testid="repeat-threshold" value={draft.limits.repeat_threshold ?? 8} onChange={(n) => setLimit("repeat_threshold", n)} />
           </label>
           <label className="field">
             <span>Checkpoint file size limit (MB)</span>
-            <NumberInput min={1} data-testid="checkpoint-max-file" value={draft.limits.checkpoint_max_file_mb ?? 10} onChange={(n) => setLimit("checkpoint_max_file_mb", n)} />
+            <NumberInput min={1} max={100_000} data-setting="limits.checkpoint_max_file_mb" data-testid="checkpoint-max-file" value={draft.limits.checkpoint_max_file_mb ?? 10} onChange={(n) => setLimit("checkpoint_max_file_mb", n)} />
           </label>
           <label className="field">
             <span>Context window of {draft.provider.model || "the model"} (tokens)</span>
             <NumberInput
               min={1024}
+              max={10_000_000}
+              data-setting={draft.provider.model ? "context_windows" : "limits.context_window"}
               data-testid="context-window"
               value={draft.context_windows?.[draft.provider.model] ?? draft.limits.context_window ?? 32000}
               onChange={(v) => {
@@ -477,7 +488,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
         </label>
         <label className="field">
           <span>Completion marker (empty: off)</span>
-          <input value={draft.completion.marker} onChange={(e) => setCompletion({ marker: e.target.value })} placeholder="e.g. TASK_COMPLETE" spellCheck={false} />
+          <input data-setting="completion.marker" value={draft.completion.marker} onChange={(e) => setCompletion({ marker: e.target.value })} placeholder="e.g. TASK_COMPLETE" spellCheck={false} />
         </label>
         <label className="check">
           <input type="checkbox" checked={draft.completion.require_complete_task} onChange={(e) => setCompletion({ require_complete_task: e.target.checked })} /> Require the agent to call complete_task
@@ -497,6 +508,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
             placeholder="/home/me/project: cargo test"
             spellCheck={false}
             data-testid="verify-commands"
+            data-setting="verify_commands"
             aria-invalid={badVerifyLines(verifyText).length > 0 || undefined}
           />
           {badVerifyLines(verifyText).length > 0 && (
@@ -545,6 +557,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
             placeholder="gpt-4.1-mini: 0.4 1.6"
             spellCheck={false}
             data-testid="prices"
+            data-setting="prices"
             aria-invalid={badPriceLines(pricesText).length > 0 || undefined}
           />
           {badPriceLines(pricesText).length > 0 && (
@@ -602,6 +615,14 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       </div>
     </form>
   );
+}
+
+/** A mistake Save found: the field it is in (none when the form shows no field for it), what to
+ * say, and the setting to mark when the field marks nothing itself. */
+interface Found {
+  at: HTMLElement | null;
+  text: string;
+  mark?: string;
 }
 
 /** A number field the window refused, named as its label says, with what it takes. */

@@ -321,8 +321,42 @@ describe("Settings with several mistakes", () => {
     expect(said).toHaveTextContent("“Base URL”: “not a url” is not a URL starting with http:// or https://; it should look like http://127.0.0.1:8080/v1");
     expect(said).toHaveTextContent(/Nothing was saved\.$/);
     expect(saved).toHaveLength(0);
-    expect(retries, "the focus goes to the first").toHaveFocus();
+    expect(url, "the focus goes to the first from the top: the Base URL, above Limits").toHaveFocus();
+    expect(said.textContent!.indexOf("Base URL"), "and it is named first, as the form reads").toBeLessThan(said.textContent!.indexOf("Max retries"));
     expect(url, "a field the form found wrong is marked, as one the engine refuses is").toHaveAttribute("aria-invalid", "true");
+  });
+
+  it("what only the engine checks (the evaluator's server, the worktree folder) is named at the same Save, each field marked", async () => {
+    const saved: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "provider_presets") return [];
+      if (cmd === "check_settings")
+        return [
+          { field: "evaluator_provider.base_url", problem: "“ftp://x” is not an http(s) URL; it should look like https://api.openai.com/v1" },
+          { field: "tasks.worktree_dir", problem: "“relative/dir” is not a full path: worktrees need a folder such as /home/you/worktrees" },
+          { field: "limits.max_retries", problem: "must be between 1 and 50, not -3" },
+        ];
+      if (cmd === "save_settings") saved.push(args);
+      return undefined;
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const user = userEvent.setup();
+    const retries = screen.getByTestId("max-retries");
+    await user.clear(retries);
+    await user.type(retries, "-3");
+    await user.type(screen.getByTestId("evaluator-base-url"), "ftp://x");
+    await user.type(screen.getByTestId("worktree-dir"), "relative/dir");
+    await user.click(screen.getByTestId("save-settings"));
+    const said = await screen.findByTestId("settings-error");
+    expect(said).toHaveTextContent("“Evaluator server”: “ftp://x” is not an http(s) URL");
+    expect(said).toHaveTextContent("“Worktree folder”: “relative/dir” is not a full path");
+    expect(said).toHaveTextContent("“Max retries” takes 1 or more (it is -3)");
+    expect(said.textContent!.match(/Max retries/g), "a field the form names is not named again in the engine's words").toHaveLength(1);
+    expect(said).toHaveTextContent(/Nothing was saved\.$/);
+    expect(saved, "nothing was sent to be saved").toHaveLength(0);
+    expect(screen.getByTestId("evaluator-base-url")).toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByTestId("worktree-dir")).toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByTestId("evaluator-base-url"), "the focus on the first from the top").toHaveFocus();
   });
 });
 
@@ -382,7 +416,7 @@ describe("Settings, numbers a person can type", () => {
     await user.clear(timeout);
     await user.type(timeout, "5000000000");
     await user.click(screen.getByTestId("save-settings"));
-    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Step time limit (seconds)” takes 100,000,000 or less (it is 5000000000). Nothing was saved.");
+    expect(await screen.findByTestId("settings-error")).toHaveTextContent("“Step time limit (seconds)” takes 86,400 or less (it is 5000000000). Nothing was saved.");
     await user.clear(timeout);
     await user.type(timeout, "60.5");
     await user.click(screen.getByTestId("save-settings"));

@@ -94,6 +94,13 @@ impl From<PermissionDefault> for crate::tool::Permission {
     }
 }
 
+/// One mistake in the settings: the field, as the settings file names it, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SettingProblem {
+    pub field: &'static str,
+    pub problem: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Price {
     pub input_per_mtok: f64,
@@ -341,45 +348,60 @@ impl Settings {
         }
     }
 
-    /// Checks what a person could get wrong in the form and says which field and why.
+    /// Checks what a person could get wrong in the form and says which field and why (the
+    /// first of them: [`Settings::problems`] names every one).
     pub fn validate(&self) -> Result<()> {
-        self.validate_provider()?;
-        self.validate_lists()?;
-        self.validate_mcp_servers()?;
-        self.validate_tasks()?;
-        self.validate_limits()
+        match self.problems().into_iter().next() {
+            Some(SettingProblem { field, problem }) => Err(Error::InvalidSettings { field, problem }),
+            None => Ok(()),
+        }
+    }
+
+    /// Every mistake in the settings, in the order the Settings screen shows the fields: a form
+    /// with several is told them all at one Save, not one Save for each.
+    pub fn problems(&self) -> Vec<SettingProblem> {
+        let mut out = Vec::new();
+        self.provider_problems(&mut out);
+        self.list_problems(&mut out);
+        self.mcp_server_problems(&mut out);
+        self.task_problems(&mut out);
+        self.limit_problems(&mut out);
+        // Two empty include patterns are one thing to fix.
+        out.dedup();
+        out
     }
 
     /// The provider's URL, preset, model and key variable, and the evaluator's own provider.
-    fn validate_provider(&self) -> Result<()> {
+    fn provider_problems(&self, out: &mut Vec<SettingProblem>) {
         let url = self.provider.base_url.trim();
         if !url.is_empty() {
-            let parsed = url::Url::parse(url).map_err(|e| Error::InvalidSettings {
-                field: "provider.base_url",
-                problem: match e {
-                    // The parser's "relative URL without a base": what it means to a person.
-                    url::ParseError::RelativeUrlWithoutBase => {
-                        format!("“{url}” is not a URL: it does not start with http:// or https://; it should look like http://127.0.0.1:8080/v1")
-                    }
-                    e => format!("“{url}” is not a URL ({e}); it should look like http://127.0.0.1:8080/v1"),
-                },
-            })?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(Error::InvalidSettings {
+            match url::Url::parse(url) {
+                Err(e) => out.push(SettingProblem {
+                    field: "provider.base_url",
+                    problem: match e {
+                        // The parser's "relative URL without a base": what it means to a person.
+                        url::ParseError::RelativeUrlWithoutBase => {
+                            format!("“{url}” is not a URL: it does not start with http:// or https://; it should look like http://127.0.0.1:8080/v1")
+                        }
+                        e => format!("“{url}” is not a URL ({e}); it should look like http://127.0.0.1:8080/v1"),
+                    },
+                }),
+                Ok(parsed) if !matches!(parsed.scheme(), "http" | "https") => out.push(SettingProblem {
                     field: "provider.base_url",
                     problem: format!("the URL must start with http:// or https://, not {}://", parsed.scheme()),
-                });
+                }),
+                Ok(_) => {}
             }
         }
         if self.provider.base_url.trim().is_empty() && self.provider.preset.as_deref().is_some_and(|p| crate::config::preset::preset(p).is_none()) {
-            return Err(Error::InvalidSettings { field: "provider.preset", problem: "unknown provider preset; pick one from the list".into() });
+            out.push(SettingProblem { field: "provider.preset", problem: "unknown provider preset; pick one from the list".into() });
         }
         if self.provider.model.len() > 200 {
-            return Err(Error::InvalidSettings { field: "provider.model", problem: "a model name is at most 200 characters".into() });
+            out.push(SettingProblem { field: "provider.model", problem: "a model name is at most 200 characters".into() });
         }
         if let Some(var) = &self.provider.api_key_env {
             if !var.is_empty() && !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "provider.api_key_env",
                     problem: format!("“{var}” is not an environment variable name (letters, digits and _ only)"),
                 });
@@ -388,102 +410,96 @@ impl Settings {
         if let Some(p) = &self.evaluator_provider {
             let url = p.base_url.trim();
             if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "evaluator_provider.base_url",
                     problem: format!("“{url}” is not an http(s) URL; it should look like https://api.openai.com/v1"),
                 });
             }
             if self.evaluator_model.as_deref().map(str::trim).unwrap_or_default().is_empty() && p.model.trim().is_empty() {
-                return Err(Error::InvalidSettings { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
+                out.push(SettingProblem { field: "evaluator_model", problem: "name the evaluator's model for its provider".into() });
             }
         }
-        Ok(())
     }
 
     /// The marker, the verify commands and the prices.
-    fn validate_lists(&self) -> Result<()> {
+    fn list_problems(&self, out: &mut Vec<SettingProblem>) {
         if self.completion.marker.len() > 200 {
-            return Err(Error::InvalidSettings { field: "completion.marker", problem: "a marker is at most 200 characters".into() });
+            out.push(SettingProblem { field: "completion.marker", problem: "a marker is at most 200 characters".into() });
         }
         for (ws, cmds) in &self.verify_commands {
             if cmds.iter().any(|c| c.contains('\0')) || ws.trim().is_empty() {
-                return Err(Error::InvalidSettings { field: "verify_commands", problem: format!("the verify commands for “{ws}” are not valid") });
+                out.push(SettingProblem { field: "verify_commands", problem: format!("the verify commands for “{ws}” are not valid") });
             }
         }
         for (model, p) in &self.prices {
             if !(p.input_per_mtok.is_finite() && p.output_per_mtok.is_finite()) || p.input_per_mtok < 0.0 || p.output_per_mtok < 0.0 {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "prices",
                     problem: format!("the price of “{model}” must be a positive number of dollars per million tokens"),
                 });
             }
         }
-        Ok(())
     }
 
-    fn validate_mcp_servers(&self) -> Result<()> {
+    fn mcp_server_problems(&self, out: &mut Vec<SettingProblem>) {
         let mut names = std::collections::HashSet::new();
         for m in &self.mcp_servers {
             let name_ok =
                 !m.name.is_empty() && m.name.len() <= 32 && m.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !m.name.contains("__");
             if !name_ok {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "mcp_servers",
                     problem: format!("“{}” is not a server name: use 1 to 32 letters, digits, - or _ (it prefixes the tools' names)", m.name),
                 });
             }
             if !names.insert(m.name.as_str()) {
-                return Err(Error::InvalidSettings {
-                    field: "mcp_servers", problem: format!("two MCP servers are called “{}”; names must differ", m.name)
-                });
+                out.push(SettingProblem { field: "mcp_servers", problem: format!("two MCP servers are called “{}”; names must differ", m.name) });
             }
             if m.command.trim().is_empty() || m.command.contains('\0') || m.args.iter().any(|a| a.contains('\0')) {
-                return Err(Error::InvalidSettings { field: "mcp_servers", problem: format!("the MCP server “{}” needs a command to start it", m.name) });
+                out.push(SettingProblem { field: "mcp_servers", problem: format!("the MCP server “{}” needs a command to start it", m.name) });
             }
             if m.env.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "mcp_servers",
                     problem: format!("an environment variable name of “{}” is not valid (letters, digits and _ only)", m.name),
                 });
             }
         }
-        Ok(())
     }
 
     /// Attempts, the parallel limit and where worktrees go.
-    fn validate_tasks(&self) -> Result<()> {
+    fn task_problems(&self, out: &mut Vec<SettingProblem>) {
         if !(1..=16).contains(&self.tasks.max_attempts) {
-            return Err(Error::InvalidSettings {
+            out.push(SettingProblem {
                 field: "tasks.max_attempts",
                 problem: format!("{} attempts of one task is out of range: use 1 to 16", self.tasks.max_attempts),
             });
         }
         if !(1..=32).contains(&self.tasks.parallel_limit) {
-            return Err(Error::InvalidSettings {
+            out.push(SettingProblem {
                 field: "tasks.parallel_limit",
                 problem: format!("{} tasks at once is out of range: use 1 to 32", self.tasks.parallel_limit),
             });
         }
         let dir = self.tasks.worktree_dir.trim();
         if !dir.is_empty() && !std::path::Path::new(dir).is_absolute() {
-            return Err(Error::InvalidSettings {
+            out.push(SettingProblem {
                 field: "tasks.worktree_dir",
                 problem: format!("“{dir}” is not a full path: worktrees need a folder such as /home/you/worktrees"),
             });
         }
         for p in &self.tasks.worktree_include {
             if p.contains('\0') || p.trim().is_empty() {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "tasks.worktree_include",
                     problem: "an include pattern is empty; remove it or write one such as .env".into(),
                 });
             }
         }
-        Ok(())
     }
 
     /// Every limit within its range, and the context windows named per model.
-    fn validate_limits(&self) -> Result<()> {
+    fn limit_problems(&self, out: &mut Vec<SettingProblem>) {
         let l = &self.limits;
         for (field, value, min, max) in [
             ("limits.max_steps", l.max_steps, 1, 10_000),
@@ -498,18 +514,17 @@ impl Settings {
             ("limits.checkpoint_max_file_mb", l.checkpoint_max_file_mb, 1, 100_000),
         ] {
             if value < min || value > max {
-                return Err(Error::InvalidSettings { field, problem: format!("must be between {min} and {max}, not {value}") });
+                out.push(SettingProblem { field, problem: format!("must be between {min} and {max}, not {value}") });
             }
         }
         for (model, window) in &self.context_windows {
             if model.trim().is_empty() || !(1024..=10_000_000).contains(window) {
-                return Err(Error::InvalidSettings {
+                out.push(SettingProblem {
                     field: "context_windows",
                     problem: format!("the context window of “{model}” must be between 1024 and 10000000 tokens, not {window}"),
                 });
             }
         }
-        Ok(())
     }
 
     /// A provider is ready to run tasks when it has somewhere to send them and a model to ask.
