@@ -723,6 +723,8 @@ export interface Landed {
   branch_kept: string | null;
   files: string[];
   checkout_elsewhere?: CheckoutElsewhere;
+  /** The branch had moved on: the task was rebased onto it first, and this many checks passed again. */
+  rebased?: { checks_run: number };
 }
 
 export type ReviewOutcome =

@@ -126,3 +126,25 @@ async fn an_attempt_sent_back_and_at_work_when_another_is_chosen_keeps_its_revie
     assert_eq!(theirs.evidence.files, 1, "its review's files");
     assert!(theirs.rank > 0, "placed on its review: {:?}", ranked.places);
 }
+
+/// The person committed on their branch while the attempts worked: the one chosen is rebased
+/// onto it before it lands, and what the choice returns says so (the window's notice), with how
+/// many checks ran again on the result (none here: the workspace sets no check command).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_chosen_after_the_branch_moved_says_it_was_rebased_and_what_ran_again() {
+    let h = in_a_repository(&[]).await;
+    let git = |args: &[&str]| git_in(&h.ws(), args);
+    let (group, started) = h.engine.start_attempts("create notes.md", &h.ws(), vec![builtin("a"), builtin("b")], TaskOptions::default()).unwrap();
+    let (first, second) = (started[0].0.clone(), started[1].0.clone());
+    for s in [&first, &second] {
+        until("each attempt waits for its review", || h.store.session(s).unwrap().status == SessionStatus::AwaitingReview).await;
+    }
+    h.write("moved.txt", "moved\n");
+    git(&["add", "moved.txt"]);
+    git(&["commit", "-qm", "the person's own commit"]);
+    let engine = h.engine.clone();
+    let outcome = tokio::task::spawn_blocking(move || engine.choose_attempt(&group, &first, None)).await.unwrap().unwrap();
+    let finishline_engine::agent::ReviewOutcome::Decided { landed: Some(landed), .. } = outcome else { panic!("it lands: {outcome:?}") };
+    assert_eq!(landed.rebased, Some(finishline_engine::agent::Rebased { checks_run: 0 }), "{landed:?}");
+    assert_eq!(git(&["log", "--format=%s", "main"]).lines().nth(1), Some("the person's own commit"), "landed on top of the person's commit");
+}

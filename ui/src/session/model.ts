@@ -775,11 +775,18 @@ function elsewhereText(at: CheckoutElsewhere, target: string): string {
   return `Your checkout is on ${at === "no_branch" ? "no branch" : at.branch}, so its files did not change: \`git switch ${target}\` shows the task's work.`;
 }
 
+/** A landing that rebased the task onto its moved branch first (the engine's `Rebased::words`). */
+function rebasedText(checks: number, target: string): string {
+  const ran = checks === 0 ? "no check command is set for this workspace, so nothing ran again on the result" : checks === 1 ? "its check passed again on the result" : `its ${checks} checks passed again on the result`;
+  return `${target} had moved on since the task started: the task was rebased onto it first, and ${ran}.`;
+}
+
 export function landedText(l: Landed, reviewed = 0): string {
   const files = `${l.files.length} file${l.files.length === 1 ? "" : "s"}`;
   if (l.files.length === 0 && !l.branch_kept && reviewed > 0) return `Nothing to land: ${l.target_branch ?? "the branch"} already holds everything the task changed.`;
   if (l.files.length === 0 && !l.branch_kept) return "Nothing to land: the task left every file git tracks as it was.";
-  if (l.commit && l.target_branch) return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).${l.checkout_elsewhere ? ` ${elsewhereText(l.checkout_elsewhere, l.target_branch)}` : ""}`;
+  if (l.commit && l.target_branch)
+    return `Landed on ${l.target_branch} as ${l.commit.slice(0, 7)} (${files}).${l.rebased ? ` ${rebasedText(l.rebased.checks_run, l.target_branch)}` : ""}${l.checkout_elsewhere ? ` ${elsewhereText(l.checkout_elsewhere, l.target_branch)}` : ""}`;
   if (l.target_branch) return `The changes are in your working tree on ${l.target_branch}, not committed (${files}).`;
   if (l.branch_kept) return `Kept the task's branch ${l.branch_kept} for later: \`git merge ${l.branch_kept}\` on the branch you want it on takes it.`;
   return "Nothing to land.";

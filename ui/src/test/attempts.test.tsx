@@ -1292,6 +1292,27 @@ describe("attempts side by side", () => {
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent), "refused in its own review, not set aside").toEqual(["Completed", "Rejected"]));
   });
 
+  it("one landed after the person's branch moved on says it was rebased first, and what ran again on the result", async () => {
+    let state: GroupRanking = { ...ranking(), base_branch: "main" };
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return state;
+      if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "squash" } } };
+      if (cmd === "list_sessions") return [summary("s1", state.chosen ? "rejected" : "awaiting_review", "g1", 1), summary("s2", state.chosen ? "completed" : "awaiting_review", "g1", 2)];
+      if (cmd === "choose_attempt") {
+        state = { ...state, chosen: "s2" };
+        return { outcome: "decided", status: "completed", revert: null, landed: { mode: "squash", target_branch: "main", commit: "abcdef1234", branch_kept: null, files: ["greet.py"], rebased: { checks_run: 0 } } };
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
+    await user.click(await screen.findByTestId("attempt-land-confirm"));
+    expect(await screen.findByTestId("attempts-notice")).toHaveTextContent(
+      "Codex chosen. Landed on main as abcdef1 (1 file). main had moved on since the task started: the task was rebased onto it first, and no check command is set for this workspace, so nothing ran again on the result.",
+    );
+  });
+
   it("shows each attempt's evidence and why it ranks where it does, and lands the chosen one", async () => {
     let chosen: unknown = null;
     let state: GroupRanking = { ...ranking(), base_branch: "main" };

@@ -107,6 +107,47 @@ pub struct LandedSummary {
     /// Where the person's checkout was, when not on the branch the task landed on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkout_elsewhere: Option<crate::domain::CheckoutElsewhere>,
+    /// The branch had moved on since the task started: the task was rebased onto it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebased: Option<Rebased>,
+}
+
+/// A landing that first moved the task onto its branch's newer commits (§14: rebased and
+/// verified again), and how many of the workspace's checks ran again on the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rebased {
+    pub checks_run: u32,
+}
+
+impl Rebased {
+    /// "main had moved on since the task started: …", in the words the CLI and the window use.
+    pub fn words(&self, branch: &str) -> String {
+        let checks = match self.checks_run {
+            0 => "no check command is set for this workspace, so nothing ran again on the result".to_string(),
+            1 => "its check passed again on the result".to_string(),
+            n => format!("its {n} checks passed again on the result"),
+        };
+        format!("{branch} had moved on since the task started: the task was rebased onto it first, and {checks}.")
+    }
+}
+
+/// This review's landing rebased the task (by this approve or one before it that was blocked),
+/// and the checks run on the result since: a landing follows only checks that passed.
+fn rebased_since(events: &[Envelope], review: &RequestId) -> Option<Rebased> {
+    let asked = events.iter().rposition(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if review_id == review))?;
+    let at = asked + events[asked..].iter().rposition(|e| matches!(e.event, EngineEvent::Rebased { .. }))?;
+    // The last round of them (one that failed was run again, and this one led to the landing).
+    let checks_run = events[at..].iter().fold(0, |run, e| match e.event {
+        EngineEvent::Verification { persons_own: true, nth, .. } => {
+            if nth <= 1 {
+                1
+            } else {
+                run + 1
+            }
+        }
+        _ => run,
+    });
+    Some(Rebased { checks_run })
 }
 
 // One value per decision, returned and shown once: its size costs nothing, and boxing its
@@ -835,6 +876,7 @@ impl Engine {
                 hooks_not_run: vec![],
                 unsigned: false,
                 checkout_elsewhere: None,
+                rebased: None,
             };
             return self.landed(session, review, wt, resolved, landed);
         }
@@ -885,6 +927,7 @@ impl Engine {
             hooks_not_run: vec![],
             unsigned: false,
             checkout_elsewhere: if composed.on_target || composed.files.is_empty() { None } else { landing::checkout_at(Path::new(&wt.repo)) },
+            rebased: None,
         };
         // Said only of a commit Finishline made on the person's branch.
         let landed = match &composed.new_commit {
@@ -955,6 +998,8 @@ impl Engine {
     /// Records the approval and where the task landed, then removes its worktree; its branch
     /// goes too unless the person keeps it as what landed.
     fn landed(&self, session: &SessionId, review: &RequestId, wt: &TaskWorktree, resolved: EngineEvent, landed: LandedSummary) -> Result<ReviewOutcome> {
+        // Told with the outcome (the attempts' notice): the session's own events say it already.
+        let landed = LandedSummary { rebased: rebased_since(&self.store.events(session, 0)?, review), ..landed };
         self.store.resolve_request(
             review,
             RequestKind::Review,
@@ -1913,6 +1958,7 @@ fn finish_landing(store: &Store, data_dir: &Path, s: &crate::store::SessionSumma
                 hooks_not_run: vec![],
                 unsigned: false,
                 checkout_elsewhere: None,
+                rebased: None,
             };
             let resolved = EngineEvent::ReviewResolved {
                 review_id: review_id.clone(),
