@@ -171,7 +171,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const noTools = gradeOf(model)?.find((c) => c.kind === "calls_tools" && !c.passed);
   const tooLong = task.length > MAX_TASK_CHARS;
   // A server is set but no model: the one typed here will do (for this task).
-  const blocker = !providerReady && !(modelMissing && model.trim() && !external)
+  const modelForThisTask = !providerReady && modelMissing && !!model.trim() && !external;
+  const blocker = !providerReady && !modelForThisTask
     ? modelMissing
       ? "Choose a model in Settings first"
       : "Set up a provider in Settings first"
@@ -283,7 +284,16 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         <p className="muted">Describe what you want done. Finishline checks the work before it calls it finished.</p>
       </header>
 
-      {!providerReady && (
+      {modelForThisTask ? (
+        // The guide asked for a model and one was given: asking on would read as if it were not.
+        <p className="muted small" data-testid="model-for-this-task">
+          This task runs with {model.trim()}. Name a model in{" "}
+          <button type="button" className="link-btn" onClick={() => onOpenSettings("provider-model")}>
+            Settings
+          </button>{" "}
+          to use one for every task.
+        </p>
+      ) : !providerReady && (
         <div className="panel callout" data-testid="first-run">
           <h2>{modelMissing ? "Choose a model to get started" : "Connect a model to get started"}</h2>
           {modelMissing ? (

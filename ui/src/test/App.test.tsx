@@ -29,6 +29,16 @@ describe("App shell", () => {
     await vi.waitFor(() => expect(screen.getByTestId("provider-model"), "'Choose a model' leads to the Model field, ready to type in").toHaveFocus());
   });
 
+  it("a model typed for the task itself answers 'Choose a model': the guide steps back to a note on Settings", async () => {
+    mockIPC((cmd) => (cmd === "get_settings" ? view({ base_url: "http://127.0.0.1:8080/v1", model: "" }) : undefined));
+    render(<App />);
+    await screen.findByTestId("first-run");
+    await userEvent.setup().type(screen.getByTestId("task-model"), "smollm2");
+    await waitFor(() => expect(screen.queryByTestId("first-run"), "no longer asking for what was just given").toBeNull());
+    expect(screen.getByTestId("model-for-this-task")).toHaveTextContent("This task runs with smollm2. Name a model in Settings to use one for every task.");
+    expect(screen.getByTestId("run").getAttribute("title"), "what Run waits for is the task, not a model").toBe("Describe the task first");
+  });
+
   /** `--task "fix the parser" --workspace /no/such/folder`, refused by the engine. */
   function launchWithTaskThatCannotStart() {
     mockIPC(
