@@ -447,7 +447,7 @@ export function App() {
       )}
       {quitAsk !== null && <QuitDialog running={quitAsk} onKeep={() => setQuitAsk(null)} />}
       <Tooltips />
-      {overlay === "palette" && <CommandPalette commands={paletteCommands()} onOpenSession={openSession} onClose={() => setOverlay(null)} />}
+      {overlay === "palette" && <CommandPalette commands={paletteCommands()} onOpenSession={openSession} onOpenGroup={openGroup} onClose={() => setOverlay(null)} />}
       {overlay === "shortcuts" && <ShortcutList onClose={() => setOverlay(null)} />}
     </div>
   );

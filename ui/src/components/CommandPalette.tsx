@@ -57,7 +57,18 @@ let handedOn: HTMLElement | null = null;
 const NONE: SearchHit[] = [];
 
 /** Ctrl+K: the screens, the shown screen's buttons and the sessions by name. Arrows move, Enter runs, Esc closes. */
-export function CommandPalette({ commands, onOpenSession, onClose }: { commands: PaletteCommand[]; onOpenSession: (id: string, message?: string, words?: string[]) => void; onClose: () => void }) {
+export function CommandPalette({
+  commands,
+  onOpenSession,
+  onOpenGroup,
+  onClose,
+}: {
+  commands: PaletteCommand[];
+  onOpenSession: (id: string, message?: string, words?: string[]) => void;
+  /** Opens a task's attempts side by side, as the sidebar's group does. */
+  onOpenGroup?: (group: string) => void;
+  onClose: () => void;
+}) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -104,9 +115,18 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
       const parts = hits.get(id)?.snippet;
       return parts && parts.length > 0 && !matches(label, query) ? parts : undefined;
     };
+    // A task's attempts side by side are one entry too, before its first attempt.
+    const groups = new Set<string>();
+    const groupOf = (s: SessionSummary): PaletteCommand[] => {
+      const g = s.attempt?.group;
+      if (!g || !onOpenGroup || groups.has(g)) return [];
+      groups.add(g);
+      const chosen = sessions.some((o) => o.attempt?.group === g && (o.attempt.chosen || o.attempt.group_chosen));
+      return [{ id: `group-${g}`, label: `Open: ${s.title || s.task} · ${s.attempt!.of} attempts side by side`, hint: chosen ? "One chosen" : "To compare", run: () => onOpenGroup(g) }];
+    };
     return [
       ...commands,
-      ...sessions.map((s) => ({
+      ...sessions.flatMap((s) => [...groupOf(s), {
         id: `session-${s.id}`,
         // A task's attempts share its title: each is told by its number and agent.
         label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
@@ -114,7 +134,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
         run: () => open(s.title || s.task, s.id),
         found: hits.has(s.id),
         passage: passage(s.title || s.task, s.id),
-      })),
+      }]),
       ...found
         .filter((h) => !listed.has(h.session_id))
         .map((h) => ({
@@ -126,7 +146,7 @@ export function CommandPalette({ commands, onOpenSession, onClose }: { commands:
           passage: passage(h.title, h.session_id),
         })),
     ];
-  }, [commands, sessions, found, onOpenSession, query]);
+  }, [commands, sessions, found, onOpenSession, onOpenGroup, query]);
   const shown = all.filter((c) => c.found || matches(c.label, query)).slice(0, 12);
   const pick = (c: PaletteCommand | undefined) => {
     if (!c) return;

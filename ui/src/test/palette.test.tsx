@@ -169,17 +169,22 @@ describe("the command palette", () => {
         ];
       return [];
     });
-    render(<CommandPalette commands={[]} onOpenSession={() => {}} onClose={() => {}} />);
-    await waitFor(() => expect(screen.getAllByTestId("palette-item")).toHaveLength(7));
+    const onOpenGroup = vi.fn();
+    render(<CommandPalette commands={[]} onOpenSession={() => {}} onOpenGroup={onOpenGroup} onClose={() => {}} />);
+    await waitFor(() => expect(screen.getAllByTestId("palette-item")).toHaveLength(8));
     expect(screen.getAllByTestId("palette-item").map((i) => i.textContent)).toEqual([
       "Open: task discardedDiscarded",
       "Open: task refusedRejected",
       "Open: task keptBranch kept",
       "Open: task uncheckedNot checked",
       "Open: task doubtOut of tries",
+      "Open: write greet.txt · 2 attempts side by sideOne chosen",
       "Open: write greet.txt · 1. CodexCompleted",
       "Open: write greet.txt · 2. Claude CodeNot chosen",
     ]);
+    // The attempts side by side, as the sidebar's group opens them: by their task's words.
+    await userEvent.setup().keyboard("greet side{Enter}");
+    expect(onOpenGroup).toHaveBeenCalledWith("g1");
   });
 
   it("finds a recent session by words in its messages, not only by its title", async () => {
