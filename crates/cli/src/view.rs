@@ -30,6 +30,8 @@ pub struct View {
     pub round: Round,
     /// The last error said, so the failure that follows in the same words is not said twice.
     last_error: Option<String>,
+    /// What the run's last error was: a server that was not there is left behind by naming another.
+    last_error_code: Option<finishline_engine::error::ErrorCode>,
     /// Why the session is queued, as its status said it.
     queued_for: Option<String>,
 }
@@ -113,6 +115,7 @@ impl View {
             calls_shown: Default::default(),
             round: Round::default(),
             last_error: None,
+            last_error_code: None,
             queued_for: None,
             evaluations: 0,
             lands: vec![],
@@ -147,7 +150,7 @@ impl View {
             EngineEvent::Continuation { source, .. } if !is_hand_over(*source) => self.continuations += 1,
             EngineEvent::TaskWorkspace { .. } => self.lands.clear(),
             // A new run's failure is its own, whatever an earlier one said about logging in.
-            EngineEvent::RunStarted { .. } => (self.login_shown, self.last_error) = (None, None),
+            EngineEvent::RunStarted { .. } => (self.login_shown, self.last_error, self.last_error_code) = (None, None, None),
             EngineEvent::TaskCommitted { files_since_start: Some(files), .. } => self.lands = files.clone(),
             EngineEvent::Evaluation { .. } => {
                 self.evaluations += 1;
@@ -280,8 +283,8 @@ impl View {
                 self.line("  (in a terminal: --step-timeout SECS gives each step longer)");
             }
             EngineEvent::Error { code: finishline_engine::error::ErrorCode::ExternalAgentAuth, .. } if self.login_shown.is_some() => {}
-            EngineEvent::Error { message, .. } => {
-                self.last_error = Some(message.clone());
+            EngineEvent::Error { message, code } => {
+                (self.last_error, self.last_error_code) = (Some(message.clone()), Some(*code));
                 self.line(&format!("  ! {message}"))
             }
             _ => {}
@@ -498,7 +501,14 @@ impl View {
             } else if matches!(s.status, SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) && s.attempt.is_none() {
                 // In the folder itself: nothing to put away, only the way on.
                 let resume = crate::hint::command(&format!("sessions resume {}", s.id));
-                if s.status == SessionStatus::Failed {
+                use finishline_engine::error::ErrorCode::{ProviderNotFound, ProviderUnreachable};
+                if s.status == SessionStatus::Failed
+                    && matches!(self.last_error_code, Some(ProviderNotFound | ProviderUnreachable))
+                    && !resume.contains("--base-url")
+                {
+                    let elsewhere = crate::hint::command(&format!("sessions resume {} --base-url URL", s.id));
+                    self.line(&format!("  once the cause is fixed, go on with `{resume}`, or ask another server: `{elsewhere}`"));
+                } else if s.status == SessionStatus::Failed {
                     self.line(&format!("  once the cause is fixed, go on with `{resume}`"));
                 } else {
                     self.line(&format!("  go on with `{resume}`"));

@@ -1607,6 +1607,9 @@ fn a_failed_run_names_the_command_that_goes_on_once_the_cause_is_fixed() {
     assert_eq!(out.status.code(), Some(4), "{said}");
     let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
     assert!(said.contains(&format!("once the cause is fixed, go on with `finishline sessions resume {id}")), "{said}");
+    // The session keeps the server it was started with: one that is no server is left behind
+    // only by naming another.
+    assert!(said.contains(&format!("or ask another server: `finishline sessions resume {id} --base-url URL")), "{said}");
 }
 
 /// Words that start with `-` are searched for (`-hello` printed the help and exited 0), the
