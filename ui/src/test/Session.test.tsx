@@ -1028,7 +1028,7 @@ describe("Session view", () => {
       ev({ type: "run_started", trigger: "task" }),
       ev({ type: "status_changed", status: "busy" }),
       ev({ type: "step_started", step: 1 }),
-      ev({ type: "activity", phase: "checkpointing", detail: "recording 20,000 files of the workspace before the agent's tools run (the first time in a folder takes longest)" }),
+      ev({ type: "activity", phase: "checkpointing", detail: "recording 20,000 files of the workspace, to measure the run's changes against (the first time in a folder takes longest)" }),
     ]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     await waitFor(() => expect(screen.getByTestId("activity"), "a wait of seconds says what it is doing and how big it is").toHaveTextContent("Recording 20,000 files of the workspace"));

@@ -295,12 +295,12 @@ impl Run {
             if said != Some(count) {
                 said = Some(count);
                 let detail = match count {
-                    // Said before any tool runs, a read or a question too: it records what a
-                    // change would be measured against, not a change.
-                    0 => "recording the workspace before the agent's tools run".to_string(),
-                    1 => "recording the workspace's one file before the agent's tools run".to_string(),
+                    // Said whatever the step does next (a read, a question, an answer with no
+                    // tool at all): it records what a change would be measured against.
+                    0 => "recording the workspace, to measure the run's changes against".to_string(),
+                    1 => "recording the workspace's one file, to measure the run's changes against".to_string(),
                     n => format!(
-                        "recording {} files of the workspace before the agent's tools run (the first time in a folder takes longest)",
+                        "recording {} files of the workspace, to measure the run's changes against (the first time in a folder takes longest)",
                         crate::thousands::grouped(n)
                     ),
                 };
