@@ -32,6 +32,15 @@ export function SettingsIndex() {
   useEffect(() => {
     const form = nav.current?.closest("form");
     if (!form) return;
+    // A field that takes the focus (Tab, Save's error) may be scrolled only to the window's
+    // middle, below the reading line: its section is the one worked in, until the person scrolls.
+    const focused = (e: FocusEvent) => {
+      const section = e.target instanceof Element ? e.target.closest<HTMLElement>("fieldset.panel") : null;
+      if (!section || section.closest("form") !== form || !section.querySelector(":scope > legend")) return;
+      picked.current = true;
+      setCurrent(section);
+    };
+    form.addEventListener("focusin", focused);
     const read = () => {
       const found = [...form.querySelectorAll<HTMLElement>("fieldset.panel")].flatMap((f) => {
         const title = f.querySelector(":scope > legend")?.textContent?.trim();
@@ -43,7 +52,10 @@ export function SettingsIndex() {
     // Sections that load later (the MCP servers, About) join the index when they appear.
     const watch = new MutationObserver(read);
     watch.observe(form, { childList: true });
-    return () => watch.disconnect();
+    return () => {
+      watch.disconnect();
+      form.removeEventListener("focusin", focused);
+    };
   }, []);
 
   // The section being read: the last whose heading has reached the top of the page, give or take

@@ -61,4 +61,18 @@ describe("Settings' index", () => {
     await scrollTo([0, 500, 1100], box);
     expect(marked(), "a text box scrolled to its end is not the page at its end").toEqual(["Provider"]);
   });
+
+  it("a field that takes the focus marks its section, though the page scrolls it only to the middle", async () => {
+    Object.defineProperty(window, "innerHeight", { value: 800, configurable: true });
+    const scrollTo = page(["Provider", "Evaluator", "Limits"]);
+    await scrollTo([0, 500, 1100]);
+    // Save's error (or Tab) took the focus to a field of Limits, scrolled to the window's middle.
+    act(() => screen.getByLabelText("Limits").focus());
+    await scrollTo([-900, -400, 420]);
+    expect(marked(), "the section being worked in, not the one above it").toEqual(["Limits"]);
+    // The person scrolls on their own: the reading line decides again.
+    window.dispatchEvent(new Event("wheel"));
+    await scrollTo([-420, 80, 680]);
+    expect(marked()).toEqual(["Evaluator"]);
+  });
 });
