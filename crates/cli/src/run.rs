@@ -1114,9 +1114,6 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::Decided { landed: Some(l), .. }) => match (&l.commit, &l.target_branch, &l.branch_kept) {
             (Some(c), Some(b), _) => {
                 errln!("Landed on {b} as {}.", &c[..c.len().min(10)]);
-                if let Some(r) = &l.rebased {
-                    errln!("{}", r.words(b));
-                }
                 if let Some(elsewhere) = &l.checkout_elsewhere {
                     errln!("{}", elsewhere.words(b));
                 }

@@ -775,7 +775,8 @@ function elsewhereText(at: CheckoutElsewhere, target: string): string {
   return `Your checkout is on ${at === "no_branch" ? "no branch" : at.branch}, so its files did not change: \`git switch ${target}\` shows the task's work.`;
 }
 
-/** A landing that rebased the task onto its moved branch first (the engine's `Rebased::words`). */
+/** A landing that rebased the task onto its moved branch first (the CLI says it as it happens:
+ * the rebase, then each check run again). */
 function rebasedText(checks: number, target: string): string {
   const ran = checks === 0 ? "no check command is set for this workspace, so nothing ran again on the result" : checks === 1 ? "its check passed again on the result" : `its ${checks} checks passed again on the result`;
   return `${target} had moved on since the task started: the task was rebased onto it first, and ${ran}.`;

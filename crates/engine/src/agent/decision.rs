@@ -119,18 +119,6 @@ pub struct Rebased {
     pub checks_run: u32,
 }
 
-impl Rebased {
-    /// "main had moved on since the task started: …", in the words the CLI and the window use.
-    pub fn words(&self, branch: &str) -> String {
-        let checks = match self.checks_run {
-            0 => "no check command is set for this workspace, so nothing ran again on the result".to_string(),
-            1 => "its check passed again on the result".to_string(),
-            n => format!("its {n} checks passed again on the result"),
-        };
-        format!("{branch} had moved on since the task started: the task was rebased onto it first, and {checks}.")
-    }
-}
-
 /// This review's landing rebased the task (by this approve or one before it that was blocked),
 /// and the checks run on the result since: a landing follows only checks that passed.
 fn rebased_since(events: &[Envelope], review: &RequestId) -> Option<Rebased> {
