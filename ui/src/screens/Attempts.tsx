@@ -3,6 +3,7 @@
 // differently; land the one the person chooses (the others are put away), or open one to send
 // it back. Updates live as attempts end.
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
+import { isTextField } from "../keys";
 import { useAttemptProgress } from "../attemptProgress";
 import { ExternalLink, GitMerge, Scale, Square, Trash2 } from "lucide-react";
 import { AlertDialog } from "../components/AlertDialog";
@@ -230,7 +231,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
 
   // While any attempt runs, its card counts the time it has taken (once a second), and says what
   // it is doing.
-  const anyRunning = ranking?.ranking.some((a) => !a.evidence.ended) ?? false;
+  const runningCount = ranking?.ranking.filter((a) => !a.evidence.ended).length ?? 0;
+  const anyRunning = runningCount > 0;
   const live = useAttemptProgress(ranking?.ranking.filter((a) => !a.evidence.ended).map((a) => a.evidence.session) ?? []);
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -238,6 +240,20 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     const t = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(t);
   }, [anyRunning]);
+
+  // Esc that nothing else took (no text field, no dialog) asks whether to cancel the running
+  // attempts, as it does of a single running task.
+  useEffect(() => {
+    if (runningCount === 0) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented && !isTextField(e.target) && !document.querySelector('[role="alertdialog"], [role="dialog"]')) {
+        e.preventDefault();
+        setConfirmCancel(runningCount);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [runningCount]);
 
   if (!ranking) {
     if (!error) return <p className="muted">Loading…</p>;

@@ -1188,6 +1188,12 @@ describe("attempts side by side", () => {
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("attempts-cancel-dialog")).toBeNull();
     expect(cancels, "Esc keeps them running").toHaveLength(0);
+    // Esc on the page, with nothing open to close, asks as it does of a single running task.
+    await user.keyboard("{Escape}");
+    expect(await screen.findByTestId("attempts-cancel-dialog"), "Esc asks whether to cancel them").toHaveTextContent("2 attempts");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("attempts-cancel-dialog"), "and Esc again keeps them").toBeNull();
+    expect(cancels).toHaveLength(0);
     await user.click(screen.getByTestId("attempts-cancel"));
     await user.click(await screen.findByTestId("attempts-cancel-confirm"));
     expect(screen.getByTestId("attempts-cancel"), "cancelling, once").toBeDisabled();
