@@ -491,25 +491,31 @@ impl View {
                 s.tokens.evaluator
             ));
             // Work left in a worktree with nobody to decide on it: say how to go on or put it away.
+            // A server that was not there (or had no such model) is left behind only by naming
+            // another: the session keeps the one it was started with.
+            use finishline_engine::error::ErrorCode::{ProviderNotFound, ProviderUnreachable};
+            let named = crate::hint::command(&format!("sessions resume {}", s.id)).contains("--base-url");
+            let elsewhere = match self.last_error_code.filter(|_| s.status == SessionStatus::Failed && !named) {
+                Some(ProviderUnreachable) => {
+                    format!(", or ask another server: `{}`", crate::hint::command(&format!("sessions resume {} --base-url URL", s.id)))
+                }
+                Some(ProviderNotFound) => {
+                    format!(", or ask another server or model: `{}`", crate::hint::command(&format!("sessions resume {} --base-url URL --model NAME", s.id)))
+                }
+                _ => String::new(),
+            };
             if let (Some(folder), SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Idle | SessionStatus::Interrupted) = (&s.work_dir, s.status)
             {
                 self.line(&format!(
-                    "  its worktree {folder} is kept: go on with `{}`, or {}",
+                    "  its worktree {folder} is kept: go on with `{}`{elsewhere}, or {}",
                     crate::hint::command(&format!("sessions resume {} \"…\"", s.id)),
                     crate::hint::put_away(&s)
                 ));
             } else if matches!(s.status, SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted) && s.attempt.is_none() {
                 // In the folder itself: nothing to put away, only the way on.
                 let resume = crate::hint::command(&format!("sessions resume {}", s.id));
-                use finishline_engine::error::ErrorCode::{ProviderNotFound, ProviderUnreachable};
-                if s.status == SessionStatus::Failed
-                    && matches!(self.last_error_code, Some(ProviderNotFound | ProviderUnreachable))
-                    && !resume.contains("--base-url")
-                {
-                    let elsewhere = crate::hint::command(&format!("sessions resume {} --base-url URL", s.id));
-                    self.line(&format!("  once the cause is fixed, go on with `{resume}`, or ask another server: `{elsewhere}`"));
-                } else if s.status == SessionStatus::Failed {
-                    self.line(&format!("  once the cause is fixed, go on with `{resume}`"));
+                if s.status == SessionStatus::Failed {
+                    self.line(&format!("  once the cause is fixed, go on with `{resume}`{elsewhere}"));
                 } else {
                     self.line(&format!("  go on with `{resume}`"));
                 }

@@ -86,7 +86,7 @@ interface Props {
 
 /** Why a file is marked: said before the person decides, not only once a revert kept copies. */
 export const UNATTRIBUTED_TITLE =
-  "It changed while a command or an external agent was at work: an edit of yours saved then looks like the agent's. Reject with “Also undo” keeps a copy of it as it is before putting it back.";
+  "It changed while a command or an external agent was at work: an edit of yours saved then looks the same as theirs. Reject with “Also undo” keeps a copy of it as it is before putting it back.";
 
 export default function DiffView({ files, reviewId, comments, editable, onChanged, inPlace = false }: Props) {
   const [view, setView] = useState<"unified" | "split">("unified");
@@ -219,7 +219,7 @@ function FileDiff(props: {
         </button>
         {props.unattributed && (
           <span className="muted small" title={UNATTRIBUTED_TITLE} data-testid="file-unattributed">
-            changed while a command ran
+            may include your edits
           </span>
         )}
         {props.comments.length > 0 && <span className="muted small">{props.comments.length} comment{props.comments.length === 1 ? "" : "s"}</span>}

@@ -195,42 +195,48 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   latest.current = { draft, verifyText, pricesText };
   const saveNow = async (): Promise<boolean> => {
     setError(null);
-    // The window shows no bubble of its own for a number out of range: name the field, say what
-    // it takes, and take the focus there (Save, Ctrl+S and "Save your changes?" alike).
-    // Every mistake the form can tell at once is named: one at a time would take a Save for each.
-    // Never drop what the person typed: say which field or line and how it should look.
-    const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).filter((i) => !i.validity.valid);
-    const badVerify = badVerifyLines(verifyText);
-    const badPrices = badPriceLines(pricesText);
-    const badUrl = badBaseUrl(draft.provider.base_url);
-    const field = (setting: string) => form.current?.querySelector<HTMLElement>(`[data-setting="${setting}"]`) ?? null;
-    const found: Found[] = [
-      ...invalid.map((i) => ({ at: i, text: whyInvalid(i) })),
-      ...(badVerify.length > 0 ? [{ at: field("verify_commands"), text: `Verify commands: ${badVerify.join(", ")}; each line is “folder: command”, as in “/home/me/project: cargo test”` }] : []),
-      ...(badPrices.length > 0
-        ? [{ at: field("prices"), text: `Prices: ${badPrices.map((l) => `“${l}”`).join(", ")} ${badPrices.length === 1 ? "is" : "are"} not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)` }]
-        : []),
-      ...(badUrl ? [{ at: field("provider.base_url"), text: badUrl, mark: "provider.base_url" }] : []),
-    ];
-    // What only the engine tells (the evaluator's server, the worktree folder) is named at the
-    // same Save; a field named above already is not named twice.
-    const named = new Set(found.map((f) => f.at?.dataset.setting));
-    const told = (await ipc.checkSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) }).catch(() => null)) ?? [];
-    for (const p of told.filter((p) => !named.has(p.field))) found.push({ at: field(p.field), text: settingsErrorInWords(`${p.field}: ${p.problem}`), mark: p.field });
-    if (found.length > 0) {
-      // As the form reads, top to bottom: the focus goes to the first.
-      found.sort((a, b) => (!a.at ? 1 : !b.at ? -1 : a.at.compareDocumentPosition(b.at) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
-      setError(new AppError("invalid_settings", `${found.map((f) => f.text).join("; ")}. Nothing was saved.`));
-      for (const f of found) if (f.mark) markRefused(form.current, f.mark, false);
-      const first = found[0].at;
-      first?.focus();
-      first?.scrollIntoView?.({ block: "center" });
-      return false;
-    }
-    setSaving(true);
+    // The form as it is now is what is checked and saved: what is typed meanwhile stays, unsaved.
     const sent = latest.current;
+    const { draft, verifyText, pricesText } = sent;
+    setSaving(true);
     try {
-      const next = await ipc.saveSettings({ ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) });
+      // The window shows no bubble of its own for a number out of range: name the field, say what
+      // it takes, and take the focus there (Save, Ctrl+S and "Save your changes?" alike).
+      // Every mistake the form can tell at once is named: one at a time would take a Save for each.
+      // Never drop what the person typed: say which field or line and how it should look.
+      const invalid = Array.from(form.current?.querySelectorAll<HTMLInputElement>("input") ?? []).filter((i) => !i.validity.valid);
+      const badVerify = badVerifyLines(verifyText);
+      const badPrices = badPriceLines(pricesText);
+      const badUrl = badBaseUrl(draft.provider.base_url);
+      const field = (setting: string) => form.current?.querySelector<HTMLElement>(`[data-setting="${setting}"]`) ?? null;
+      const found: Found[] = [
+        ...invalid.map((i) => ({ at: i, text: whyInvalid(i) })),
+        ...(badVerify.length > 0 ? [{ at: field("verify_commands"), text: `Verify commands: ${badVerify.join(", ")}; each line is “folder: command”, as in “/home/me/project: cargo test”` }] : []),
+        ...(badPrices.length > 0
+          ? [{ at: field("prices"), text: `Prices: ${badPrices.map((l) => `“${l}”`).join(", ")} ${badPrices.length === 1 ? "is" : "are"} not “model: input output” in US dollars per million tokens (for example “gpt-4.1-mini: 0.4 1.6”)` }]
+          : []),
+        ...(badUrl ? [{ at: field("provider.base_url"), text: badUrl, mark: "provider.base_url" }] : []),
+      ];
+      const settings = { ...draft, verify_commands: textToVerify(verifyText), prices: textToPrices(pricesText) };
+      // What only the engine tells (the evaluator's server, the worktree folder) is named at the
+      // same Save; a field named above already is not named twice. A number the form refuses
+      // (-3, 60.5) is none the engine could read: it is asked with the saved one there instead.
+      const named = new Set(found.map((f) => f.at?.dataset.setting));
+      const checkable = invalid.reduce((s, i) => (i.dataset.setting ? withSettingOf(s, baseline, i.dataset.setting) : s), settings);
+      // Not asked (an engine that cannot be reached): Save asks it again, and says what it refuses.
+      const told = (await ipc.checkSettings(checkable).catch(() => null)) ?? [];
+      for (const p of told.filter((p) => !named.has(p.field))) found.push({ at: field(p.field), text: settingsErrorInWords(`${p.field}: ${p.problem}`), mark: p.field });
+      if (found.length > 0) {
+        // As the form reads, top to bottom: the focus goes to the first.
+        found.sort((a, b) => (a.at === b.at ? 0 : !a.at ? 1 : !b.at ? -1 : a.at.compareDocumentPosition(b.at) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+        setError(new AppError("invalid_settings", `${found.map((f) => f.text).join("; ")}. Nothing was saved.`));
+        for (const f of found) if (f.mark) markRefused(form.current, f.mark, false);
+        const first = found[0].at;
+        first?.focus();
+        first?.scrollIntoView?.({ block: "center" });
+        return false;
+      }
+      const next = await ipc.saveSettings(settings);
       const now = latest.current;
       // Typed while it saved: kept, and unsaved (the form differs from what was saved).
       const changedSince = now.draft !== sent.draft || now.verifyText !== sent.verifyText || now.pricesText !== sent.pricesText;
@@ -615,6 +621,21 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
       </div>
     </form>
   );
+}
+
+/** `settings` with the setting at `path` ("limits.max_retries", "context_windows") as `saved` has it. */
+function withSettingOf(settings: Settings, saved: Settings, path: string): Settings {
+  const keys = path.split(".");
+  const copy = structuredClone(settings) as unknown as Record<string, unknown>;
+  let into = copy;
+  let from = saved as unknown as Record<string, unknown> | undefined;
+  for (const k of keys.slice(0, -1)) {
+    into[k] = { ...(into[k] as Record<string, unknown>) };
+    into = into[k] as Record<string, unknown>;
+    from = from?.[k] as Record<string, unknown> | undefined;
+  }
+  into[keys[keys.length - 1]] = from?.[keys[keys.length - 1]];
+  return copy as unknown as Settings;
 }
 
 /** A mistake Save found: the field it is in (none when the form shows no field for it), what to

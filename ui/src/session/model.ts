@@ -713,7 +713,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // (Only this landing's rebase: one an earlier round landed after is said already.)
       if (rebased >= 0 && !next.items.slice(rebased).some((it) => it.kind === "verification" || (it.kind === "landing" && it.key.startsWith("ld-")))) {
         const note = next.items[rebased] as Extract<Item, { kind: "landing" }>;
-        next.items[rebased] = { ...note, text: `${note.text} No check command is set for this workspace, so nothing was run again on the result.` };
+        next.items[rebased] = { ...note, text: `${note.text} ${capitalised(NOTHING_RAN_AGAIN)}.` };
       }
       const landed: Landed = { mode: e.mode, target_branch: e.target_branch ?? null, commit: e.commit ?? null, branch_kept: e.branch_kept ?? null, files: e.files, checkout_elsewhere: e.checkout_elsewhere };
       if (next.review?.decided) next.review = { ...next.review, decided: { ...next.review.decided, landed, landedKey: `ld-${e.seq}` } };
@@ -775,10 +775,14 @@ function elsewhereText(at: CheckoutElsewhere, target: string): string {
   return `Your checkout is on ${at === "no_branch" ? "no branch" : at.branch}, so its files did not change: \`git switch ${target}\` shows the task's work.`;
 }
 
+/** Said of a rebase when the workspace names no check to run again on it. */
+const NOTHING_RAN_AGAIN = "no check command is set for this workspace, so nothing was run again on the result";
+const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 /** A landing that rebased the task onto its moved branch first (the CLI says it as it happens:
  * the rebase, then each check run again). */
 function rebasedText(checks: number, target: string): string {
-  const ran = checks === 0 ? "no check command is set for this workspace, so nothing ran again on the result" : checks === 1 ? "its check passed again on the result" : `its ${checks} checks passed again on the result`;
+  const ran = checks === 0 ? NOTHING_RAN_AGAIN : checks === 1 ? "the workspace's check passed again on the result" : `the workspace's ${checks} checks passed again on the result`;
   return `${target} had moved on since the task started: the task was rebased onto it first, and ${ran}.`;
 }
 

@@ -330,6 +330,8 @@ describe("Settings with several mistakes", () => {
     const saved: unknown[] = [];
     mockIPC((cmd, args) => {
       if (cmd === "provider_presets") return [];
+      // As Tauri would: a limit that is no whole number of the engine's kind is not read at all.
+      if (cmd === "check_settings" && !((args as { settings: Settings }).settings.limits.max_retries >= 0)) throw { code: "invalid_input", message: "invalid value: integer `-3`, expected u32" };
       if (cmd === "check_settings")
         return [
           { field: "evaluator_provider.base_url", problem: "“ftp://x” is not an http(s) URL; it should look like https://api.openai.com/v1" },

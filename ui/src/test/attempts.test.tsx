@@ -1315,7 +1315,7 @@ describe("attempts side by side", () => {
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     await user.click(await screen.findByTestId("attempt-land-confirm"));
     expect(await screen.findByTestId("attempts-notice")).toHaveTextContent(
-      "Codex chosen. Landed on main as abcdef1 (1 file). main had moved on since the task started: the task was rebased onto it first, and no check command is set for this workspace, so nothing ran again on the result.",
+      "Codex chosen. Landed on main as abcdef1 (1 file). main had moved on since the task started: the task was rebased onto it first, and no check command is set for this workspace, so nothing was run again on the result.",
     );
   });
 

@@ -436,8 +436,8 @@ describe("a task in its own worktree", () => {
     const marks = screen.getAllByTestId("file-unattributed");
     expect(marks, "only the file a command may have changed").toHaveLength(1);
     expect(marks[0].closest("[data-path]")).toHaveAttribute("data-path", "README.md");
-    expect(marks[0]).toHaveTextContent("changed while a command ran");
-    expect(marks[0].getAttribute("title")).toMatch(/an edit of yours saved then looks like the agent's.*keeps a copy/);
+    expect(marks[0]).toHaveTextContent("may include your edits");
+    expect(marks[0].getAttribute("title")).toMatch(/while a command or an external agent was at work: an edit of yours saved then looks the same as theirs.*keeps a copy/);
     view.unmount();
     script(
       reviewWaiting().map((e) => (e.type === "review_requested" ? { ...e, files_changed: files } : e)),

@@ -120,7 +120,9 @@ pub struct Rebased {
 }
 
 /// This review's landing rebased the task (by this approve or one before it that was blocked),
-/// and the checks run on the result since: a landing follows only checks that passed.
+/// and the checks run on the result since: a landing follows only checks that passed. A rebase
+/// in an earlier round (whose conflict the agent then resolved) is not said: the review after it
+/// showed the task on the moved branch already.
 fn rebased_since(events: &[Envelope], review: &RequestId) -> Option<Rebased> {
     let asked = events.iter().rposition(|e| matches!(&e.event, EngineEvent::ReviewRequested { review_id, .. } if review_id == review))?;
     let at = asked + events[asked..].iter().rposition(|e| matches!(e.event, EngineEvent::Rebased { .. }))?;
@@ -2208,6 +2210,40 @@ mod tests {
         events.push(at("2026-01-01T00:05:00.000Z", run("resume")));
         events.push(at("2026-01-01T00:06:00.000Z", review("r2")));
         assert_eq!(since(&events, "r2"), "2026-01-01T00:04:00.000Z");
+    }
+
+    /// The checks said to have passed after a rebase are the last round of them: one that failed
+    /// was run again, and only the round that led to the landing counts. A rebase before this
+    /// review (a round the person reviewed on the moved branch already) is not this landing's.
+    #[test]
+    fn a_landings_rebase_counts_the_last_round_of_checks_after_it() {
+        let at = |event: serde_json::Value| Envelope {
+            seq: 0,
+            session_id: SessionId("s".into()),
+            run_id: None,
+            at: String::new(),
+            event: serde_json::from_value(event).unwrap(),
+        };
+        let review = |id: &str| {
+            at(
+                serde_json::json!({"type": "review_requested", "review_id": id, "claim": "success", "verdict": "done", "end_reason": "verified_done", "remaining": [], "files_changed": [], "verification": []}),
+            )
+        };
+        let rebased = || at(serde_json::json!({"type": "rebased", "onto": "abc"}));
+        let check = |nth: u32, code: i32| {
+            at(
+                serde_json::json!({"type": "verification", "command": "make test", "exit_code": code, "output_tail": "", "skipped": false, "nth": nth, "of": 2, "persons_own": true, "plans": false}),
+            )
+        };
+        let r1 = RequestId("r1".into());
+        let mut events = vec![rebased(), review("r1")];
+        assert_eq!(rebased_since(&events, &r1), None, "rebased before the review: the review showed it");
+        events.extend([rebased(), check(1, 0), check(2, 1)]);
+        // Blocked by the failing check; approved again, both pass.
+        events.extend([check(1, 0), check(2, 0)]);
+        assert_eq!(rebased_since(&events, &r1), Some(Rebased { checks_run: 2 }));
+        events.push(rebased());
+        assert_eq!(rebased_since(&events, &r1), Some(Rebased { checks_run: 0 }), "the last rebase, with no check after it yet");
     }
 
     #[test]

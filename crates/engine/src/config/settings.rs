@@ -357,8 +357,8 @@ impl Settings {
         }
     }
 
-    /// Every mistake in the settings, in the order the Settings screen shows the fields: a form
-    /// with several is told them all at one Save, not one Save for each.
+    /// Every mistake in the settings, each by its field: a form with several is told them all at
+    /// one Save, not one Save for each (the window orders them as it shows the fields).
     pub fn problems(&self) -> Vec<SettingProblem> {
         let mut out = Vec::new();
         self.provider_problems(&mut out);
