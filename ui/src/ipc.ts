@@ -436,6 +436,7 @@ export interface NotCopied {
 export type EngineEvent =
   | { type: "session_created"; task: string; workspace: string; provider: string; model: string; base_url?: string }
   | { type: "run_started"; trigger: RunTrigger }
+  | { type: "model_switched"; from: string; to: string }
   | { type: "run_finished"; status: SessionStatus; claim: Claim; verdict: Verdict | null; end_reason: EndReason; stuck?: Stuck }
   | { type: "status_changed"; status: SessionStatus; attempt?: number; max_retries?: number; next_retry_at?: string; message?: string }
   | { type: "step_started"; step: number; cycle?: { used: number; max: number } }

@@ -327,7 +327,8 @@ pub struct RunOptions {
     /// provider's own).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// The agent's model (default: the settings'; a later command on a session: its model).
+    /// The agent's model (default: the settings'; a later command on a session: its model). Named on
+    /// `sessions resume`, the built-in agent goes on with it from then on.
     #[arg(long)]
     pub model: Option<String>,
     /// The evaluator's model (default: the settings', else the agent's model).
@@ -539,8 +540,11 @@ fn main() -> ExitCode {
                 SessionsCommand::Resume { id, message, opts } => match sessions::known(&id, &opts.common) {
                     Err(code) => code,
                     Ok(id) => {
+                        // Named here, the model is the one to go on with; filled in below, the
+                        // session's own (or the settings').
+                        let model = opts.model.clone();
                         let opts = config::for_session(opts, &id);
-                        run::run(run::Start::Resume(id, message), opts).await
+                        run::run(run::Start::Resume(id, message, model), opts).await
                     }
                 },
                 SessionsCommand::Cancel { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| cancel::session(&id, &common)),

@@ -22,7 +22,8 @@ use crate::{config, exit, ReviewMode, RunOptions};
 
 pub enum Start {
     Task(String, finishline_engine::agent::TaskOptions),
-    Resume(String, String),
+    /// A session's id, the words to go on with, and the model `--model` named.
+    Resume(String, String, Option<String>),
 }
 
 /// `run --task-file PATH`: the task as the file holds it, refused where the same text as the
@@ -232,7 +233,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     let mut after = 0;
     let started = match start {
         Start::Task(task, how) => engine.start_task_with(&task, &opts.workspace, how).map(|(sid, _)| sid),
-        Start::Resume(id, message) => {
+        Start::Resume(id, message, model) => {
             let sid = SessionId(id);
             let summary = store.session(&sid);
             after = summary.as_ref().map(|s| s.last_seq).unwrap_or(0);
@@ -256,7 +257,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                 // Without words only a run that stopped short (failed, cancelled, interrupted) goes on.
                 return fail(exit::USAGE, json, &format!("say what to do next: {}", crate::hint::command(&format!("sessions resume {sid} \"…\""))));
             } else {
-                engine.send_message(&sid, &message).map(|_| sid)
+                engine.send_message_with(&sid, &message, model.as_deref()).map(|_| sid)
             }
         }
     };

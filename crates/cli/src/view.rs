@@ -196,6 +196,7 @@ impl View {
             // A plan step's run is opened by its own line (▤ step 2/3).
             EngineEvent::RunStarted { trigger: RunTrigger::PlanStep } => {}
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
+            EngineEvent::ModelSwitched { from, to } => self.line(&format!("  model: {to} (was {from})")),
             EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(
                 "  ⇄ {name}{} over ACP{}",
                 version.as_deref().map(|v| format!(" {v}")).unwrap_or_default(),

@@ -1953,3 +1953,37 @@ async fn a_review_after_a_request_for_changes_says_its_files_are_since_the_last_
     let read = String::from_utf8_lossy(&finishline(&["sessions", "review", &id], &data).stdout).to_string();
     assert!(read.contains("0 file(s) changed since your last review") && read.contains("a revert on Reject undoes the earlier rounds too"), "{read}");
 }
+
+/// A session started with a model the server does not have goes on with the one `sessions
+/// resume --model` names, as the failure's hint says: the model was asked again (the session's
+/// recorded one won), and the session could never be rescued. The switch is said and kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn resuming_with_a_model_named_switches_the_session_to_it() {
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"model": "nope"}, "reply": {"fault": {"type": "status", "status": 404, "body": "{\"error\":{\"message\":\"The model `nope` does not exist\",\"type\":\"invalid_request_error\",\"code\":\"model_not_found\"}}"}}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Nothing to change."}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out =
+        tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "nope"], &data)).await.unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    assert!(said.contains(&format!("finishline sessions resume {id} --base-url URL --model NAME")), "{said}");
+    let asked = server.requests().len();
+    let (data, sid) = (e.data.clone(), id.clone());
+    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &sid, "--model", "good"], &data)).await.unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(6), "{said}");
+    let models: Vec<String> = server.requests()[asked..].iter().filter_map(|r| r.body.get("model").and_then(|m| m.as_str()).map(String::from)).collect();
+    assert!(!models.is_empty() && models.iter().all(|m| m == "good"), "asked with {models:?}");
+    assert!(said.contains("model: good (was nope)"), "the switch is said: {said}");
+    // Kept: the list names the model it works with now, and the next resume keeps it.
+    assert_eq!(lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["model"], "good");
+    let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).into_owned();
+    assert!(shown.contains("good (was nope)"), "{shown}");
+}

@@ -785,7 +785,27 @@ impl Engine {
     /// Continues a session with a new message from the person: after an interruption (resume),
     /// a conversation turn, or a finished session.
     pub fn send_message(self: &Arc<Self>, session: &SessionId, message: &str) -> Result<tokio::task::JoinHandle<()>> {
+        self.send_message_with(session, message, None)
+    }
+
+    /// [`Engine::send_message`], with the built-in agent going on with `model` from this run on
+    /// when it is not the session's: a session started with a model its server does not have
+    /// (or no longer has) is not lost with it. An external agent chooses its own model.
+    pub fn send_message_with(self: &Arc<Self>, session: &SessionId, message: &str, model: Option<&str>) -> Result<tokio::task::JoinHandle<()>> {
         let msg = message.trim();
+        let summary = self.store.session(session)?;
+        let switch = match model.map(str::trim) {
+            None => None,
+            Some("") => return Err(Error::InvalidInput("the model to go on with has no name".into())),
+            Some(m) if m == summary.model => None,
+            Some(_) if summary.provider == crate::external::ACP_PROVIDER => {
+                return Err(Error::InvalidInput(format!(
+                    "“{}” works on this session and chooses its own model: another model is for a new task",
+                    summary.model
+                )));
+            }
+            Some(m) => Some(EngineEvent::ModelSwitched { from: summary.model.clone(), to: m.to_string() }),
+        };
         crate::store::within_message_limit(msg, "the message")?;
         // A folder moved or deleted since is said before a run starts: a run would only fail,
         // and its failure would replace how the session ended (rejected, approved) in the list.
@@ -794,11 +814,16 @@ impl Engine {
             return Err(crate::workspace::unusable_now(&folder, &e));
         }
         let run = RunId::new();
-        let trigger = self.store.begin_run(session, &run, |status| {
-            may_start(status)?;
-            // After an interruption the run resumes where the last one stopped.
-            Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
-        })?;
+        let trigger = self.store.begin_run_then(
+            session,
+            &run,
+            |status| {
+                may_start(status)?;
+                // After an interruption the run resumes where the last one stopped.
+                Ok(if status == SessionStatus::Interrupted { RunTrigger::Resume } else { RunTrigger::Message })
+            },
+            switch.into_iter().collect(),
+        )?;
         Ok(self.spawn_begun(
             session.clone(),
             run,

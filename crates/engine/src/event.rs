@@ -560,6 +560,12 @@ pub enum EngineEvent {
         #[serde(default, deserialize_with = "crate::domain::branch_kept_why")]
         why: BranchKeptWhy,
     },
+    /// The person named another model for the built-in agent to go on with (the session's own
+    /// was wrong, or gone from the server): the session works with it from this run on.
+    ModelSwitched {
+        from: String,
+        to: String,
+    },
     /// The task's worktree is gone (and its branch, unless kept).
     WorktreeRemoved {
         folder: String,
@@ -612,6 +618,7 @@ impl EngineEvent {
         match self {
             EngineEvent::SessionCreated { .. } => "session_created",
             EngineEvent::RunStarted { .. } => "run_started",
+            EngineEvent::ModelSwitched { .. } => "model_switched",
             EngineEvent::RunFinished { .. } => "run_finished",
             EngineEvent::StatusChanged { .. } => "status_changed",
             EngineEvent::StepStarted { .. } => "step_started",

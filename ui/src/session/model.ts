@@ -376,6 +376,11 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       next.workspace = e.workspace;
       next.model = e.model;
       break;
+    case "model_switched":
+      // Asked for in a terminal (`sessions resume --model`): the session works with it from here.
+      next.model = e.to;
+      push({ kind: "landing", key: `ms-${e.seq}`, text: `Goes on with the model ${e.to} (it was ${e.from}).`, tone: "ok" });
+      break;
     case "run_started":
       // "Let the agent resolve it" is answered as a request for changes, in Finishline's words.
       next.runResolving = e.trigger === "feedback" && next.review?.decided?.occasion === "resolve_landing";

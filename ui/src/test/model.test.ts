@@ -8,6 +8,17 @@ const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", a
 const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
 
 describe("session model", () => {
+  it("a model switched from a terminal is the session's model from then on, and said in the timeline", () => {
+    seq = 0;
+    const m = [
+      ev({ type: "session_created", task: "t", workspace: "/w", provider: "openai", model: "nope" }),
+      ev({ type: "run_started", trigger: "message" }),
+      ev({ type: "model_switched", from: "nope", to: "good" }),
+    ].reduce(apply, emptyModel());
+    expect(m.model).toBe("good");
+    expect(m.items.some((i) => i.kind === "landing" && i.text === "Goes on with the model good (it was nope).")).toBe(true);
+  });
+
   it("a landing blocked the same way again counts its tries in one note, and a new reason gets its own", () => {
     seq = 0;
     const blocked = (detail: string) => ev({ type: "landing_blocked", reason: "your_edits", files: ["a.txt"], detail });

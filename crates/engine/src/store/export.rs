@@ -157,6 +157,11 @@ pub enum Entry {
         code: String,
         message: String,
     },
+    /// The built-in agent goes on with another model from here.
+    ModelSwitched {
+        from: String,
+        to: String,
+    },
 }
 
 pub fn transcript(t: &Timeline) -> Vec<Entry> {
@@ -166,6 +171,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
     for env in &t.events {
         match &env.event {
             EngineEvent::RunStarted { trigger } => out.push(Entry::Run { trigger: *trigger, at: env.at.clone() }),
+            EngineEvent::ModelSwitched { from, to } => out.push(Entry::ModelSwitched { from: from.clone(), to: to.clone() }),
             EngineEvent::MessageCreated { message_id, role, source, text } => {
                 messages.insert(message_id.clone(), out.len());
                 out.push(Entry::Message { role: *role, source: *source, text: text.clone().unwrap_or_default(), reasoning: String::new(), at: env.at.clone() });
@@ -683,6 +689,9 @@ fn write_other(md: &mut String, e: Entry) {
         }
         Entry::Status { status, message } => {
             let _ = writeln!(md, "*{}: {}*\n", status.words(), message.unwrap_or_default());
+        }
+        Entry::ModelSwitched { from, to } => {
+            let _ = writeln!(md, "*Model: {to} (was {from})*\n");
         }
         // The code is for programs (the JSON export keeps it); people read the message.
         Entry::Error { message, .. } => {

@@ -35,6 +35,9 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::ReviewResolved { .. }
         | EngineEvent::Evaluation { .. } => apply_request(conn, env, now_ms)?,
         EngineEvent::SessionCreated { task, .. } => search::index(conn, s, None, task)?,
+        EngineEvent::ModelSwitched { to, .. } => {
+            conn.prepare_cached("UPDATE sessions SET model = ?2 WHERE id = ?1")?.execute(params![s.0, to])?;
+        }
         EngineEvent::TokensSpent { source, usage, .. } => add_usage(conn, s, run, *source, usage.input_tokens, usage.output_tokens, now_ms)?,
         EngineEvent::StepFinished { usage, .. } => {
             add_usage(conn, s, run, UsageSource::Agent, usage.input_tokens, usage.output_tokens, now_ms)?;
