@@ -469,6 +469,10 @@ impl Run {
         };
         self.evidence.window_open = Some(snap);
         self.evidence.open_writes = writes;
+        // Kept before its tools run: a run killed while they do is resumed with the window
+        // still open, so what they changed is the run's (its start too: the first window of a
+        // run comes before any other save of its evidence).
+        self.emit_saving(vec![])?;
         Ok(())
     }
 
