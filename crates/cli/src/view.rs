@@ -3,6 +3,7 @@
 
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
+use finishline_engine::judge::completion::EvaluationQuestion;
 use finishline_engine::store::Store;
 use serde_json::json;
 
@@ -261,9 +262,14 @@ impl View {
             // The step's own line (▤ step 2/3) says it.
             EngineEvent::Continuation { source: ContinuationSource::PlanStep, .. } => {}
             EngineEvent::Continuation { source, attempt, max, remaining, text, .. } => self.line(&continuation_line(*source, *attempt, *max, remaining, text)),
-            EngineEvent::Evaluation { verdict, summary, remaining, .. } => {
+            EngineEvent::Evaluation { verdict, summary, remaining, question, .. } => {
                 let rest = if remaining.is_empty() { String::new() } else { format!(" — remaining: {}", remaining.join("; ")) };
-                self.line(&format!("  ⚖ evaluator: {} — {summary}{rest}", verdict.as_str()))
+                let said = match question {
+                    // A conversation turn is judged on this question alone, never "done".
+                    EvaluationQuestion::AnnouncedAction => format!("evaluator, {}: {}", EvaluationQuestion::ANNOUNCED_ACTION_ASKED, question.answer(*verdict)),
+                    EvaluationQuestion::Done => format!("evaluator: {}", verdict.as_str()),
+                };
+                self.line(&format!("  ⚖ {said} — {summary}{rest}"))
             }
             EngineEvent::Verification { command, exit_code, skipped, nth, of, .. } => {
                 let which = if *of > 1 { format!(" {nth}/{of}") } else { String::new() };

@@ -1987,3 +1987,29 @@ async fn resuming_with_a_model_named_switches_the_session_to_it() {
     let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).into_owned();
     assert!(shown.contains("good (was nope)"), "{shown}");
 }
+
+/// A conversation turn's evaluator is asked only whether the agent left undone what it announced
+/// or was asked to do: said as that question and its answer, live and in `sessions show`, not as
+/// "evaluator: done" beside a summary whose verdict is "—" (no verdict on the task was made).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_turns_check_is_said_as_its_question_not_as_a_verdict() {
+    let scenario: fake_llm::Scenario = serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"left_undone\": false, \"summary\": \"Nothing left undone.\", \"remaining\": []}"}},
+        {"when": {"kind": "agent"}, "reply": {"text": "Hello! How can I help?"}}
+    ]}))
+    .unwrap();
+    let server = FakeServer::start(scenario).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let (data, ws) = (e.data.clone(), e.ws.to_string_lossy().into_owned());
+    let out =
+        tokio::task::spawn_blocking(move || finishline(&["run", "say hello", "--workspace", &ws, "--base-url", &url, "--model", "m"], &data)).await.unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(server.requests().iter().any(|r| r.kind == fake_llm::RequestKind::Evaluator), "the evaluator was asked: {said}");
+    assert!(!said.contains("evaluator: done"), "{said}");
+    assert!(said.contains("⚖ evaluator, asked whether the agent left undone what it announced or was asked to do: no — Nothing left undone."), "{said}");
+    let id = lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["id"].as_str().unwrap().to_string();
+    let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).into_owned();
+    assert!(!shown.contains("Evaluator verdict"), "{shown}");
+    assert!(shown.contains("Evaluator, asked whether the agent left undone what it announced or was asked to do (cycle 1): no"), "{shown}");
+}

@@ -221,6 +221,22 @@ pub enum EvaluationQuestion {
     Done,
 }
 
+impl EvaluationQuestion {
+    /// A conversation turn's question in words, as the window, the CLI and exports say it.
+    pub const ANNOUNCED_ACTION_ASKED: &'static str = "asked whether the agent left undone what it announced or was asked to do";
+
+    /// The verdict as the answer to this question: "no" (nothing left undone) is a conversation
+    /// turn's `done`.
+    pub fn answer(self, verdict: crate::domain::Verdict) -> &'static str {
+        use crate::domain::Verdict;
+        match (self, verdict) {
+            (EvaluationQuestion::AnnouncedAction, Verdict::Done) => "no",
+            (EvaluationQuestion::AnnouncedAction, Verdict::NotDone) => "yes",
+            (_, v) => v.words(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::Timeline;
 use crate::domain::*;
 use crate::event::EngineEvent;
+use crate::judge::completion::EvaluationQuestion;
 
 /// A finding of the audit on a review, and whether the person dismissed it since.
 #[derive(Debug, Clone, Serialize)]
@@ -54,6 +55,8 @@ pub enum Entry {
         summary: String,
         remaining: Vec<String>,
         parse_ok: bool,
+        /// What it was asked: a conversation turn's check is no verdict on the task.
+        question: EvaluationQuestion,
     },
     Verification {
         command: String,
@@ -204,9 +207,14 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
                 out.push(Entry::Continuation { source: *source, attempt: *attempt, max: *max, remaining: remaining.clone() })
             }
-            EngineEvent::Evaluation { cycle, verdict, summary, remaining, parse_ok, .. } => {
-                out.push(Entry::Evaluation { cycle: *cycle, verdict: *verdict, summary: summary.clone(), remaining: remaining.clone(), parse_ok: *parse_ok })
-            }
+            EngineEvent::Evaluation { cycle, verdict, summary, remaining, parse_ok, question, .. } => out.push(Entry::Evaluation {
+                cycle: *cycle,
+                verdict: *verdict,
+                summary: summary.clone(),
+                remaining: remaining.clone(),
+                parse_ok: *parse_ok,
+                question: *question,
+            }),
             EngineEvent::Verification { command, exit_code, output_tail, skipped, nth, of, .. } => out.push(Entry::Verification {
                 command: command.clone(),
                 exit_code: *exit_code,
@@ -450,11 +458,15 @@ fn write_judgement(md: &mut String, e: Entry, said_done: bool) {
         Entry::Continuation { source, attempt, max, remaining } => {
             let _ = writeln!(md, "- ↻ *Continuation{}* ({}){}\n", count(attempt, max), continuation_label(source, attempt), list_inline(&remaining));
         }
-        Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok } => {
+        Entry::Evaluation { cycle, verdict, summary, remaining, parse_ok, question } => {
+            let asked = match question {
+                EvaluationQuestion::AnnouncedAction => format!("Evaluator, {} (cycle {cycle})", EvaluationQuestion::ANNOUNCED_ACTION_ASKED),
+                EvaluationQuestion::Done => format!("Evaluator verdict (cycle {cycle})"),
+            };
             let _ = writeln!(
                 md,
-                "**⚖ Evaluator verdict (cycle {cycle}): {}**{}\n\n{}{}\n",
-                verdict.words(),
+                "**⚖ {asked}: {}**{}\n\n{}{}\n",
+                question.answer(verdict),
                 if parse_ok || verdict == Verdict::Unavailable { "" } else { " (no usable answer)" },
                 quote(&summary),
                 list_block(&remaining)
