@@ -501,6 +501,12 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
           )}
         </>
       );
+    case "stopped":
+      return (
+        <div className="divider" data-testid="run-stopped">
+          Run stopped: Finishline closed while it ran
+        </div>
+      );
     case "error":
       return (
         <div className="card error" role="alert">

@@ -93,6 +93,8 @@ export type Item =
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn"; times?: number }
+  /** A run cut short: Finishline closed (or was killed) while it ran. */
+  | { kind: "stopped"; key: string }
   /** A review decided, kept in the timeline: the review panel gives way to the next run's. */
   | {
       kind: "decision";
@@ -255,6 +257,9 @@ export interface SessionModel {
   stepClock?: StepClock;
   /** The run's own clock: from its start (a plan's first step) to its end, whatever the steps. */
   runClock?: { startedAt: number; finishedAt?: number };
+  /** When the session last did anything (not what the next start found of a run cut short):
+   * where a run's clock stops when Finishline closed while it ran. */
+  lastWorkAt?: string;
   /** The timeline item an assistant message's next text goes to: a new one once a tool card or
    * anything else came after it, so the transcript reads in the order the agent worked. */
   segments?: Record<string, string>;
@@ -336,9 +341,14 @@ export function applyAll(m: SessionModel, batch: Envelope[]): SessionModel {
     if (e.seq <= next.lastSeq) continue;
     next.lastSeq = e.seq;
     step(next, e, at, push, remove);
+    if (!foundAtStart(e)) next.lastWorkAt = e.at;
   }
   return next;
 }
+
+/** What the next start records of a run cut short (Finishline closed while it ran): dated then,
+ * not when the run stopped. */
+const foundAtStart = (e: Envelope) => (e.type === "status_changed" && e.status === "interrupted") || (e.type === "tool_call" && e.state === "unknown");
 
 /** One event into a model this batch owns. */
 function step(next: SessionModel, e: Envelope, at: (key: string) => number, push: (it: Item) => void, remove: (i: number) => void) {
@@ -412,6 +422,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       const last = next.items.length - 1;
       const end = next.items[last];
       if (e.status === "cancelled" && e.message && end?.kind === "run_end") next.items[last] = { ...end, why: e.message };
+      // Cut short with no end of its own: its clock stops at its last work, not at the next
+      // start (a resumed run's clock would go on from the old start), and the timeline says so.
+      if (e.status === "interrupted") {
+        const stoppedAt = Date.parse(next.lastWorkAt ?? e.at);
+        if (next.runClock && next.runClock.finishedAt === undefined) next.runClock = { ...next.runClock, finishedAt: Math.max(next.runClock.startedAt, stoppedAt) };
+        if (next.stepClock && next.stepClock.finishedAt === undefined) next.stepClock = { ...next.stepClock, finishedAt: Math.max(next.stepClock.startedAt, stoppedAt) };
+        push({ kind: "stopped", key: `stop-${e.seq}` });
+      }
       next.retry = e.status === "retry" ? { attempt: e.attempt ?? 0, of: e.max_retries, nextRetryAt: e.next_retry_at ?? "", message: e.message ?? "" } : undefined;
       if (!RUNNING.includes(e.status)) next.activity = e.status === "awaiting_approval" || e.status === "awaiting_review" ? { phase: "waiting", detail: "you" } : undefined;
       break;

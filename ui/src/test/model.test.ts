@@ -8,6 +8,22 @@ const ev = (e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", a
 const wt = (folder: string) => ({ repo: "/repo", folder, subdir: "", branch: `finishline/${folder}`, base_branch: "main", base_commit: "1111111" });
 
 describe("session model", () => {
+  it("a run cut short by Finishline closing ends its clock at its last work and says it stopped; the resumed run has a clock of its own", () => {
+    seq = 0;
+    const at = (iso: string, e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s", at: iso }) as Envelope;
+    const m = [
+      at("2026-11-21T00:00:00Z", { type: "run_started", trigger: "task" }),
+      at("2026-11-21T00:00:05Z", { type: "tool_call", call_id: "c1", message_id: "m1", tool: "run_command", input: { command: "sleep 300" }, state: "running" } as EngineEvent),
+      // Found at the next start, an hour later.
+      at("2026-11-21T01:00:00Z", { type: "tool_call", call_id: "c1", message_id: "m1", tool: "run_command", input: null, state: "unknown", output: "Finishline stopped while this ran; its outcome is unknown." } as EngineEvent),
+      at("2026-11-21T01:00:00Z", { type: "status_changed", status: "interrupted", message: "Finishline stopped while this session was running. Resume it to continue." } as EngineEvent),
+    ].reduce(apply, emptyModel());
+    expect(m.runClock).toEqual({ startedAt: Date.parse("2026-11-21T00:00:00Z"), finishedAt: Date.parse("2026-11-21T00:00:05Z") });
+    expect(m.items.at(-1)).toMatchObject({ kind: "stopped" });
+    const resumed = apply(m, at("2026-11-21T01:00:01Z", { type: "run_started", trigger: "resume" }));
+    expect(resumed.runClock).toEqual({ startedAt: Date.parse("2026-11-21T01:00:01Z") });
+  });
+
   it("a model switched from a terminal is the session's model from then on, and said in the timeline", () => {
     seq = 0;
     const m = [
