@@ -736,6 +736,26 @@ pub fn history_set_aside(state: State<'_, AppState>) -> Option<String> {
     state.history_set_aside.clone()
 }
 
+/// A session this start found cut short, by its title.
+#[derive(serde::Serialize)]
+pub struct Stopped {
+    id: String,
+    title: String,
+}
+
+/// The sessions this start found cut short that are still so (one resumed since, from here or a
+/// terminal, is news no more), oldest first as they were found.
+#[tauri::command]
+pub fn interrupted_at_start(state: State<'_, AppState>) -> Vec<Stopped> {
+    state
+        .interrupted_at_start
+        .iter()
+        .filter_map(|id| state.store.session(id).ok())
+        .filter(|s| s.status == finishline_engine::domain::SessionStatus::Interrupted)
+        .map(|s| Stopped { id: s.id.0, title: s.title })
+        .collect()
+}
+
 /// What the app was asked to do at launch; answered once, so a reload does not repeat it.
 #[tauri::command]
 pub fn startup_action(state: State<'_, AppState>) -> Option<StartupAction> {

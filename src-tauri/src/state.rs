@@ -46,13 +46,16 @@ pub struct AppState {
     pub comparisons: Mutex<HashMap<GroupId, finishline_engine::CancellationToken>>,
     /// Where a history file that was no database at all was kept when this start began a new one.
     pub history_set_aside: Option<String>,
+    /// The sessions this start found cut short (the app or a CLI closed, crashed or was killed
+    /// while they ran): the person hears of them, not only from a badge.
+    pub interrupted_at_start: Vec<finishline_engine::domain::SessionId>,
 }
 
 impl AppState {
     pub fn open(data_dir: PathBuf) -> Result<AppState, Error> {
         let (store, history_set_aside) = Store::open_setting_aside_unreadable(&data_dir.join("history.db"), Arc::new(SystemClock))?;
         let store = Arc::new(store);
-        store.recover()?;
+        let interrupted_at_start = store.recover()?;
         // What a crashed app or CLI left running (an agent, an MCP server) ends now.
         finishline_engine::process_groups::ProcessGroups::end_left_behind(&data_dir);
         let processes = finishline_engine::process_groups::ProcessGroups::in_data_dir(&data_dir);
@@ -72,6 +75,7 @@ impl AppState {
             next_subscription: Default::default(),
             startup: Mutex::new(crate::commands::startup_action_from(&std::env::args().collect::<Vec<_>>())),
             history_set_aside: history_set_aside.map(|p| p.to_string_lossy().into_owned()),
+            interrupted_at_start,
         })
     }
 

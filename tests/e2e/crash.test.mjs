@@ -96,11 +96,21 @@ test("SIGKILL of the app mid-stream, three times: intact database, interrupted, 
     const win = await launchApp(driver);
     try {
       await waitForScreen(win, "new-task-form");
-      await clickAway(await win.$('[data-testid="nav-history"]'));
-      const row = await win.$(`[data-testid="history-row"][data-session="${id}"]`);
-      await row.waitForExist({ timeout: 15_000 });
-      assert.equal(await row.getAttribute("data-status"), "interrupted", "the killed run is interrupted at the next start");
-      await clickAway(await row.$("button.link"));
+      // Said at the start, not only by a badge: the task the kill stopped, a click from its Resume.
+      const notice = await win.$('[data-testid="stopped-at-start"]');
+      await notice.waitForDisplayed({ timeout: 15_000 });
+      assert.match(await notice.getText(), /1 task was stopped when Finishline last closed/);
+      if (round === 0) {
+        await clickAway(await notice.$("button.link"));
+        // Opened: no longer news.
+        await win.waitUntil(async () => !(await (await win.$('[data-testid="stopped-at-start"]')).isExisting()), { timeout: 15_000 });
+      } else {
+        await clickAway(await win.$('[data-testid="nav-history"]'));
+        const row = await win.$(`[data-testid="history-row"][data-session="${id}"]`);
+        await row.waitForExist({ timeout: 15_000 });
+        assert.equal(await row.getAttribute("data-status"), "interrupted", "the killed run is interrupted at the next start");
+        await clickAway(await row.$("button.link"));
+      }
       await (await win.$('[data-testid="session-view"]')).waitForDisplayed({ timeout: 15_000 });
       if (round === 0) await shot(win, "session-interrupted");
       await (await win.$('[data-testid="send-message"]')).click();

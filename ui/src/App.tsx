@@ -73,6 +73,9 @@ function placeLaunchedTask(task: string, folder: string): boolean {
   }
 }
 
+/** How many stopped tasks the start's notice names; History lists the rest. */
+const STOPPED_NAMED = 5;
+
 export function App() {
   const [screen, setScreenState] = useState<Screen>("new");
   // Going to New Task (again) puts the cursor in the task box, however it was reached.
@@ -218,6 +221,19 @@ export function App() {
       () => {},
     );
   }, []);
+
+  // Tasks the last close cut short: said once, each a click from its Resume.
+  const [stopped, setStopped] = useState<{ id: string; title: string }[]>([]);
+  useEffect(() => {
+    ipc.interruptedAtStart().then(
+      (s) => setStopped(s ?? []),
+      () => {},
+    );
+  }, []);
+  const openStopped = (id: string) => {
+    setStopped((s) => s.filter((t) => t.id !== id));
+    openSession(id);
+  };
 
   // Closing over running tasks asks first: the close button (the shell holds the window) and Ctrl+Q.
   const [quitAsk, setQuitAsk] = useState<number | null>(null);
@@ -381,6 +397,32 @@ export function App() {
           <p className="notice row" role="alert" data-testid="startup-failed">
             <span className="grow">The task from the command line did not start: {startupFailed}</span>
             <button className="btn small" onClick={() => setStartupFailed(null)}>
+              OK
+            </button>
+          </p>
+        )}
+        {stopped.length > 0 && (
+          <p className="notice row" role="status" data-testid="stopped-at-start">
+            <span className="grow">
+              {stopped.length === 1 ? "1 task was" : `${stopped.length} tasks were`} stopped when Finishline last closed: open{stopped.length === 1 ? " it" : " one"} to resume it where it stopped.{" "}
+              {stopped.slice(0, STOPPED_NAMED).map((t, i) => (
+                <span key={t.id}>
+                  {i > 0 && " · "}
+                  <button className="link" onClick={() => openStopped(t.id)}>
+                    {t.title}
+                  </button>
+                </span>
+              ))}
+              {stopped.length > STOPPED_NAMED && (
+                <>
+                  {" · "}
+                  <button className="link" onClick={() => setScreen("history")}>
+                    {stopped.length - STOPPED_NAMED} more in History
+                  </button>
+                </>
+              )}
+            </span>
+            <button className="btn small" onClick={() => setStopped([])}>
               OK
             </button>
           </p>

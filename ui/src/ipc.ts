@@ -958,6 +958,8 @@ export const ipc = {
   startupAction: () => call<StartupAction | null>("startup_action"),
   /** Where this start kept a history file that was no database, having begun a new one. */
   historySetAside: () => call<string | null>("history_set_aside"),
+  /** The sessions this start found cut short (Finishline closed while they ran), still so. */
+  interruptedAtStart: () => call<{ id: string; title: string }[]>("interrupted_at_start"),
   onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),
   /** A second launch handed its `--task` / `--open-session` to this window: take it with startupAction. */
   onStartupAction: (f: () => void): Promise<UnlistenFn> => listen("startup-action", () => f()),

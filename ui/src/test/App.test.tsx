@@ -179,6 +179,27 @@ describe("App shell", () => {
     expect(screen.queryByTestId("history-set-aside")).toBeNull();
   });
 
+  it("says which tasks Finishline's last close stopped, each a click from its Resume, until read", async () => {
+    mockIPC((cmd, args) => {
+      if (cmd === "get_settings") return view();
+      if (cmd === "interrupted_at_start") return [{ id: "ses_a", title: "Fix the login form" }, { id: "ses_b", title: "Write the changelog" }];
+      if (cmd === "list_sessions") return [];
+      if (cmd === "get_session_events") return [];
+      void args;
+    }, { shouldMockEvents: true });
+    render(<App />);
+    const said = await screen.findByTestId("stopped-at-start");
+    expect(said).toHaveTextContent("2 tasks were stopped when Finishline last closed");
+    expect(screen.getByTestId("new-task-form"), "the app works meanwhile").toBeInTheDocument();
+    const user = userEvent.setup();
+    await user.click(within(said).getByRole("button", { name: "Fix the login form" }));
+    // Opened: the other is still named, the one opened is not.
+    expect(await screen.findByTestId("stopped-at-start")).toHaveTextContent("1 task was stopped when Finishline last closed");
+    expect(screen.getByTestId("stopped-at-start")).not.toHaveTextContent("Fix the login form");
+    await user.click(within(screen.getByTestId("stopped-at-start")).getByRole("button", { name: "OK" }));
+    expect(screen.queryByTestId("stopped-at-start")).toBeNull();
+  });
+
   it("shows a settings load failure with a way to retry", async () => {
     let calls = 0;
     mockIPC((cmd) => {
