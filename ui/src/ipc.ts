@@ -569,6 +569,8 @@ export interface SessionSummary {
   approvals: number;
   /** The latest review's audit findings the person has not dismissed: checks the agent weakened. */
   audit_findings?: number;
+  /** Why it failed, while it stands failed. */
+  failure?: string | null;
 }
 
 export interface AttemptOf {

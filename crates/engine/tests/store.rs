@@ -613,7 +613,7 @@ fn the_audit_findings_of_a_history_from_before_the_count_are_counted_at_the_upgr
         sid
     };
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 13;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 13;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&sid).unwrap().audit_findings, 1);
@@ -877,7 +877,7 @@ fn the_list_tells_an_attempt_set_aside_for_another_from_one_the_person_rejected(
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET group_id = 'g1' WHERE id IN (?1, ?2, ?3, ?4)", [&aside.0, &refused.0, &legacy.0, &put_away.0]).unwrap();
     conn.execute_batch(
-        "ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 14;",
+        "ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 14;",
     )
     .unwrap();
     drop(conn);
@@ -1108,7 +1108,7 @@ fn history_lists_a_plan_sessions_steps_done_and_in_the_plan_also_after_an_upgrad
          ALTER TABLE sessions DROP COLUMN attempt_label; ALTER TABLE sessions DROP COLUMN chosen;
          DROP INDEX sessions_by_workspace; ALTER TABLE sessions DROP COLUMN isolation; ALTER TABLE sessions DROP COLUMN work_dir; ALTER TABLE sessions DROP COLUMN branch;
          ALTER TABLE sessions DROP COLUMN plan_steps; ALTER TABLE sessions DROP COLUMN plan_done; ALTER TABLE sessions DROP COLUMN approvals;
-         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 7;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);
@@ -1314,7 +1314,7 @@ fn a_task_whose_follow_up_was_rejected_still_says_its_earlier_work_was_approved_
     };
     // The same history as a build before the count wrote it: the upgrade counts what was approved.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 10;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN approvals; ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 10;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     let listed = store.list_sessions(&ListQuery { limit: 50, ..Default::default() }).unwrap();
@@ -1406,7 +1406,7 @@ fn a_tasks_branch_is_named_only_while_it_exists_also_after_an_upgrade() {
     // The same history as a build before wrote it, naming the deleted branch too.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("UPDATE sessions SET branch = 'finishline/a-landed' WHERE id = ?1", [&landed.0]).unwrap();
-    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 11;").unwrap();
+    conn.execute_batch("ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 11;").unwrap();
     drop(conn);
     let store = Store::open(&path, Arc::new(finishline_engine::clock::SystemClock)).expect("an older history is migrated");
     assert_eq!(store.session(&landed).unwrap().branch, None);
@@ -1428,7 +1428,7 @@ fn what_the_evaluator_said_before_an_upgrade_is_searchable_after_it_once() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DELETE FROM search WHERE session_id IN (SELECT id FROM sessions) AND message_id IS NULL AND body NOT LIKE 'greet the user';
-         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; PRAGMA user_version = 12;",
+         ALTER TABLE sessions DROP COLUMN audit_findings; ALTER TABLE runs DROP COLUMN occasion; DROP INDEX sessions_cancel_asked; ALTER TABLE sessions DROP COLUMN cancel_asked_of; ALTER TABLE sessions DROP COLUMN failure; PRAGMA user_version = 12;",
     )
     .unwrap();
     assert!(
@@ -1819,4 +1819,34 @@ fn the_markdown_export_reads_in_the_windows_words_not_the_stored_names() {
         .unwrap();
     let md = export::to_markdown(&store.timeline(&sid).unwrap());
     assert!(md.contains("**Review requested:** Verified done; the agent said it was done in its reply; the evaluator said done"), "{md}");
+}
+
+/// History said only "Failed" of a failed session: why it failed is its summary's (until the
+/// next run starts), and searching the error's words finds it.
+#[test]
+fn a_failed_sessions_reason_is_in_its_summary_and_found_by_search() {
+    let store = Store::open_in_memory().unwrap();
+    let (sid, _) = store.create_session(&new_session("summarise the README")).unwrap();
+    let run = RunId::new();
+    store.append(&sid, Some(&run), EngineEvent::RunStarted { trigger: RunTrigger::Task }).unwrap();
+    let why = "The provider is overloaded (503): try again later";
+    store.append(&sid, Some(&run), EngineEvent::Error { code: finishline_engine::error::ErrorCode::Provider, message: why.into() }).unwrap();
+    let ended = EngineEvent::RunFinished { status: SessionStatus::Failed, claim: Claim::None, verdict: None, end_reason: EndReason::Failed, stuck: None };
+    store.append(&sid, Some(&run), ended).unwrap();
+    store
+        .append(
+            &sid,
+            Some(&run),
+            EngineEvent::StatusChanged { status: SessionStatus::Failed, attempt: None, max_retries: None, next_retry_at: None, message: Some(why.into()) },
+        )
+        .unwrap();
+    assert_eq!(store.session(&sid).unwrap().failure.as_deref(), Some(why));
+    let md = export::to_markdown(&store.timeline(&sid).unwrap());
+    assert_eq!(md.matches(why).count(), 1, "the export says why once:\n{md}");
+    assert!(md.contains("*Run ended: Failed*\n"), "not 'Failed (Failed)':\n{md}");
+    let hits = store.search("overloaded", 10).unwrap();
+    assert_eq!(hits.iter().filter(|h| h.session_id == sid).count(), 1, "found once, though the error is said twice: {hits:?}");
+    // Retried: no longer why it stands.
+    store.append(&sid, Some(&RunId::new()), EngineEvent::RunStarted { trigger: RunTrigger::Message }).unwrap();
+    assert_eq!(store.session(&sid).unwrap().failure, None);
 }

@@ -54,6 +54,13 @@ export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = r
 }
 
 /** How many sessions the list asks for at a time. */
+/** A session that stopped short goes on from its row, as from its own view: the same words. */
+const GOES_ON: Partial<Record<SessionStatus, { label: string; title: string }>> = {
+  interrupted: { label: "Resume", title: "Continue where it stopped, and open it" },
+  cancelled: { label: "Resume", title: "Continue where it was cancelled, and open it" },
+  failed: { label: "Retry", title: "Try again from where it stopped, and open it" },
+};
+
 const PAGE = 200;
 
 /** How many rows a search shows, counted as the list shows them (a group of attempts is one). */
@@ -520,6 +527,15 @@ export function History({
                     keptBranch={r.branch && !r.work_dir ? r.branch : undefined}
                     discarded={!r.attempt && wasDiscarded(r.status, r.decision)}
                   />
+                  {/* Beside the status it answers, not among the row's actions: one row's extra
+                      button widened that column for every row, and squeezed the titles. */}
+                  {GOES_ON[r.status] && !r.attempt && (
+                    <div>
+                      <button className="btn small" data-testid="history-resume" onClick={() => void resume(r.id)} disabled={resuming !== null} title={GOES_ON[r.status]!.title}>
+                        {GOES_ON[r.status]!.label}
+                      </button>
+                    </div>
+                  )}
                   {r.approvals > 0 && r.status !== "completed" && (
                     <div className="muted small" data-testid="history-approved-before" title={r.status === "rejected" ? APPROVED_BEFORE_TITLE : "You approved an earlier round of this task; that work stays where it landed."}>
                       earlier work approved
@@ -529,6 +545,11 @@ export function History({
                 {/* Wraps: a long outcome ("Agent stopped at its own limit") on one line pushed the row's buttons out of a 1180 px window. */}
                 <td className="outcome">
                   {r.end_reason ? END_LABEL[r.end_reason] : "—"}
+                  {r.status === "failed" && r.failure && (
+                    <div className="muted small clamp" data-testid="history-failure" title={r.failure}>
+                      {r.failure}
+                    </div>
+                  )}
                   {/* "Verified done" beside checks the agent weakened is not a clean result. */}
                   {!!r.audit_findings && (
                     <div className="small audit-mark" data-testid="history-audit" title="The audit found changes that weaken or bypass the checks (skipped or deleted tests, loosened assertions). Open the session to read them.">
@@ -573,11 +594,6 @@ export function History({
                 ) : (
                   <td>
                     <div className="row-actions">
-                    {r.status === "interrupted" && (
-                      <button className="btn small" data-testid="history-resume" onClick={() => void resume(r.id)} disabled={resuming !== null} title="Continue where it stopped, and open it">
-                        Resume
-                      </button>
-                    )}
                     <button className="btn small" onClick={() => exportAs(r.id, r.title, "md")} data-testid="export-md" title="Export the session as Markdown">
                       Markdown
                     </button>

@@ -495,6 +495,36 @@ describe("History search", () => {
     expect(await screen.findByTestId("session-view")).toHaveAttribute("data-session", "a");
   });
 
+  it("History says why a session failed, and offers Retry on a failed row and Resume on a cancelled one, beside its status", async () => {
+    const sent: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions")
+          return [
+            { ...row("a", "Summarise the README"), status: "failed", end_reason: "failed", failure: "The provider is overloaded (503): try again later" },
+            { ...row("b", "Write the report"), status: "cancelled", end_reason: "cancelled" },
+            row("c", "Done already"),
+          ];
+        if (cmd === "send_message") sent.push(args);
+        if (cmd === "subscribe_session") return 1;
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-history"));
+    const [failed, cancelled, done] = await screen.findAllByTestId("history-row");
+    const why = within(failed).getByTestId("history-failure");
+    expect(why).toHaveTextContent("The provider is overloaded (503): try again later");
+    expect(within(failed).getByTestId("history-resume")).toHaveTextContent("Retry");
+    expect(within(cancelled).getByTestId("history-resume")).toHaveTextContent("Resume");
+    expect(within(done).queryByTestId("history-resume")).toBeNull();
+    await user.click(within(failed).getByTestId("history-resume"));
+    await waitFor(() => expect(sent).toEqual([expect.objectContaining({ sessionId: "a", message: "" })]));
+    expect(await screen.findByTestId("session-view")).toHaveAttribute("data-session", "a");
+  });
+
   it("History marks a verified done whose audit found weakened checks, so it does not read as clean", async () => {
     mockIPC(
       (cmd) => {

@@ -769,6 +769,7 @@ mod tests {
             attempt: None,
             approvals: 0,
             audit_findings: 0,
+            failure: None,
         };
         let evidence = attempt_evidence(&summary, &events, vec![]);
         assert_eq!((evidence.tokens, evidence.cost_usd, evidence.reviewed), (1_000, Some(0.01), true));

@@ -167,6 +167,26 @@ pub enum Entry {
     },
 }
 
+/// A tool call's entry: a new one, or its state and output brought up to date.
+fn tool_entry(out: &mut Vec<Entry>, tools: &mut HashMap<String, usize>, event: &EngineEvent) {
+    let EngineEvent::ToolCall { call_id, tool, input, state, output, .. } = event else { return };
+    match tools.get(call_id).and_then(|i| out.get_mut(*i)) {
+        Some(Entry::Tool { state: s, output: o, input: inp, .. }) => {
+            *s = *state;
+            if !input.is_null() {
+                *inp = input.clone();
+            }
+            if output.is_some() {
+                *o = output.clone();
+            }
+        }
+        _ => {
+            tools.insert(call_id.clone(), out.len());
+            out.push(Entry::Tool { call_id: call_id.clone(), tool: tool.clone(), input: input.clone(), state: *state, output: output.clone() });
+        }
+    }
+}
+
 pub fn transcript(t: &Timeline) -> Vec<Entry> {
     let mut out: Vec<Entry> = Vec::new();
     let mut messages: HashMap<MessageId, usize> = HashMap::new();
@@ -189,21 +209,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                     }
                 }
             }
-            EngineEvent::ToolCall { call_id, tool, input, state, output, .. } => match tools.get(call_id).and_then(|i| out.get_mut(*i)) {
-                Some(Entry::Tool { state: s, output: o, input: inp, .. }) => {
-                    *s = *state;
-                    if !input.is_null() {
-                        *inp = input.clone();
-                    }
-                    if output.is_some() {
-                        *o = output.clone();
-                    }
-                }
-                _ => {
-                    tools.insert(call_id.clone(), out.len());
-                    out.push(Entry::Tool { call_id: call_id.clone(), tool: tool.clone(), input: input.clone(), state: *state, output: output.clone() });
-                }
-            },
+            EngineEvent::ToolCall { .. } => tool_entry(&mut out, &mut tools, &env.event),
             EngineEvent::Continuation { source, attempt, max, remaining, .. } => {
                 out.push(Entry::Continuation { source: *source, attempt: *attempt, max: *max, remaining: remaining.clone() })
             }
@@ -281,6 +287,9 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
                 out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone(), output_data: output_data.clone() })
             }
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
+            // A failure's words are its error's, said once.
+            EngineEvent::StatusChanged { status: SessionStatus::Failed, message: Some(m), .. }
+                if out.iter().rev().find_map(|e| if let Entry::Error { message, .. } = e { Some(message) } else { None }) == Some(m) => {}
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
             }
@@ -696,6 +705,8 @@ fn write_other(md: &mut String, e: Entry) {
             // A plan's step ends as a run still at work: the step ended, as the window says.
             let _ = match status {
                 SessionStatus::Busy => writeln!(md, "*Plan step ended: {}*\n", end_reason.words()),
+                // "Failed (Failed)" says one thing twice.
+                _ if status.words().eq_ignore_ascii_case(end_reason.words()) => writeln!(md, "*Run ended: {}*\n", status.words()),
                 _ => writeln!(md, "*Run ended: {} ({})*\n", status.words(), end_reason.words()),
             };
         }

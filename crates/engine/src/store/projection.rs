@@ -87,8 +87,9 @@ pub fn apply(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         | EngineEvent::ProjectInstructions { .. }
         | EngineEvent::AgentConnected { .. }
         | EngineEvent::AgentLoginNeeded { .. }
-        | EngineEvent::Error { .. }
         | EngineEvent::Unreadable { .. } => {}
+        // What went wrong is found by its words ("overloaded", "does not exist").
+        EngineEvent::Error { message, .. } => search::index(conn, s, None, message)?,
         EngineEvent::PlanCreated { .. }
         | EngineEvent::PlanRevised { .. }
         | EngineEvent::PlanReviewed { .. }
@@ -113,7 +114,7 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             // A session at work has no outcome yet: the run before's (the round before a
             // follow-up, a plan's last step) would read as this one's, and History's outcome
             // filter would find it.
-            conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2, claim = NULL, verdict = NULL, end_reason = NULL WHERE id = ?1")?
+            conn.prepare_cached("UPDATE sessions SET run_started_ms = ?2, claim = NULL, verdict = NULL, end_reason = NULL, failure = NULL WHERE id = ?1")?
                 .execute(params![s.0, now_ms])?;
         }
         EngineEvent::RunFinished { status, claim, verdict, end_reason, .. } => {
@@ -140,8 +141,11 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
             }
             search::index_pending(conn, s)?;
         }
-        EngineEvent::StatusChanged { status, .. } => {
+        EngineEvent::StatusChanged { status, message, .. } => {
             conn.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?.execute(params![s.0, status.as_str()])?;
+            if *status == SessionStatus::Failed {
+                conn.prepare_cached("UPDATE sessions SET failure = ?2 WHERE id = ?1")?.execute(params![s.0, message])?;
+            }
             // Active time is a run's working time: a wait in the queue or for the person's answer
             // stops its clock (the run's end adds what is left), and work starts it again.
             match status {

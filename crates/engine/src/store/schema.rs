@@ -47,6 +47,12 @@ pub const MIGRATIONS: &[Migration] = &[
         backfill: Some(sessions::backfill_group_rejects),
     },
     Migration { version: 17, name: "a cancel asked of the process that runs a session", sql: sessions::CANCEL_ASK_MIGRATION, backfill: None },
+    Migration {
+        version: 18,
+        name: "why a failed session failed, in the list and in search",
+        sql: sessions::FAILURE_MIGRATION,
+        backfill: Some(search::backfill_errors),
+    },
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {

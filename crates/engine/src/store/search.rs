@@ -37,6 +37,16 @@ pub fn backfill_evaluator(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The errors runs met, searchable as they are from now on ("overloaded", "does not exist").
+pub fn backfill_errors(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "INSERT INTO search (body, session_id, message_id)
+           SELECT json_extract(body, '$.message'), session_id, NULL FROM events
+            WHERE type = 'error' AND trim(COALESCE(json_extract(body, '$.message'), '')) <> '';",
+    )?;
+    Ok(())
+}
+
 /// Indexes the finished text of every message of the session not yet indexed.
 pub fn index_pending(conn: &Connection, session: &SessionId) -> Result<()> {
     let pending: Vec<String> = conn

@@ -67,6 +67,12 @@ pub const LEASE_RUN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN lease_run
 pub const CANCEL_ASK_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN cancel_asked_of TEXT;
 CREATE INDEX sessions_cancel_asked ON sessions(cancel_asked_of) WHERE cancel_asked_of IS NOT NULL;";
 
+/// Why a failed session failed, for the history list, until its next run starts.
+pub const FAILURE_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN failure TEXT;
+UPDATE sessions SET failure = (SELECT json_extract(body, '$.message') FROM events
+    WHERE events.session_id = sessions.id AND type = 'status_changed' AND json_extract(body, '$.status') = 'failed' ORDER BY seq DESC LIMIT 1)
+  WHERE status = 'failed';";
+
 /// A plan's progress for the history list: the steps of the plan as it stands and how many are
 /// done (0 and 0 without a plan).
 pub const PLAN_MIGRATION: &str = "ALTER TABLE sessions ADD COLUMN plan_steps INTEGER NOT NULL DEFAULT 0;
@@ -281,6 +287,9 @@ pub struct SessionSummary {
     pub approvals: u32,
     /// The latest review's audit findings the person has not dismissed: checks the agent weakened.
     pub audit_findings: u32,
+    /// Why it failed, while it stands failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 impl SessionSummary {
@@ -345,7 +354,7 @@ macro_rules! group_chosen {
 /// The decision is its latest run's: one made before the task ran again (a reject, then a message
 /// to go on) is not the decision of its new work, which may be put away with no review. The
 /// column keeps the latest decision made, for the trust figures.
-pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_run!("decision"), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, ", latest_run!("occasion"), ", ", group_chosen!());
+pub const SUMMARY_COLUMNS: &str = concat!("id, title, task, workspace, provider, model, status, claim, verdict, end_reason, ", latest_run!("decision"), ", created_ms, active_ms, tokens_agent, tokens_evaluator, tokens_compaction, last_seq, plan_steps, plan_done, isolation, work_dir, branch, group_id, attempt, attempts, attempt_label, chosen, approvals, updated_ms, audit_findings, ", latest_run!("occasion"), ", ", group_chosen!(), ", failure");
 
 pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     let word = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
@@ -388,6 +397,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
         updated_ms: r.get(28)?,
         audit_findings: r.get::<_, i64>(29)? as u32,
         occasion: word(30)?.and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok()),
+        failure: word(32)?,
     })
 }
 
