@@ -4424,3 +4424,23 @@ async fn a_discard_cut_short_keeps_a_follow_ups_branch_with_the_persons_commit_t
     assert_eq!(git(&r, &["show", &format!("{branch}:mine.txt")]), "the person's work", "and kept its branch with the person's commit");
     assert_eq!(std::fs::read_to_string(r.join("notes.md")).unwrap(), "the task's notes\n", "what landed before stays");
 }
+
+/// Landed, then a follow-up rejected, then another follow-up: its agent was told "your earlier
+/// changes in this task were rejected and are gone", though the first round is on main and in
+/// its new worktree. Only the last round was rejected, and the note says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_rejected_follow_up_the_agent_is_told_what_landed_before_is_still_there() {
+    let (_s, dir, cli) = server(vec![writes("first.txt", "first\n", 0), writes("second.txt", "second\n", 0), writes("third.txt", "third\n", 0)]).await;
+    let r = repo(dir.path());
+    let id = session_of(&cli.run("write first.txt", &r, &["--review", "approve"]));
+    let second = cli.cmd(&["sessions", "resume", &id, "now write second.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(second.status.code(), Some(6), "{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(cli.review(&id, &["--reject"]).status.code(), Some(3));
+    let third = cli.cmd(&["sessions", "resume", &id, "then write third.txt", "--base-url", &cli.url, "--model", "m", "--json"]).output().unwrap();
+    assert_eq!(third.status.code(), Some(6), "{}", String::from_utf8_lossy(&third.stderr));
+    let note = lines(&third).into_iter().find(|e| e["type"] == "continuation" && e["source"] == "new_worktree").expect("the agent is told its folder changed");
+    let text = note["text"].as_str().unwrap();
+    assert!(!text.contains("Your earlier changes in this task were rejected"), "{text}");
+    assert!(text.contains("Your last changes in this task were rejected and are gone"), "{text}");
+    assert!(text.contains("what was approved before landed on `main` and is here"), "{text}");
+}

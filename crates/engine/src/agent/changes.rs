@@ -356,7 +356,7 @@ impl Engine {
                         EngineEvent::Landed { .. } => Some(EarlierWork::Landed),
                         _ => None,
                     })
-                    .unwrap_or(EarlierWork::Rejected)
+                    .unwrap_or(EarlierWork::Rejected { landed_before: events.iter().any(|e| matches!(e.event, EngineEvent::Landed { branch_kept: None, .. })) })
             };
             return Ok(TaskFolder { person_folder: person, worktree: Some(wt), checkout_pending: true, made_now: true, filling, earlier: Some(earlier) });
         }

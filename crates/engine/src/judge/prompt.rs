@@ -142,7 +142,11 @@ pub fn evaluator(prompt: &str, remaining: &[String]) -> String {
 /// What became of a task's last worktree, when a follow-up works in a new one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EarlierWork {
-    Rejected,
+    /// The last round was rejected; `landed_before`: an earlier one landed on the branch the new
+    /// worktree starts from, so its files are there.
+    Rejected {
+        landed_before: bool,
+    },
     Landed,
     /// Approved onto a branch of its own, which the new worktree does not start from.
     Kept(String),
@@ -166,8 +170,11 @@ pub fn new_worktree(earlier: &EarlierWork, base: Option<&str>) -> String {
         EarlierWork::Unused => format!(
             "The worktree you worked in before held no changes and was removed when your last run stopped: you now work in a new worktree made from {base} as it is now. Work only in the current folder; paths into the old one no longer exist."
         ),
-        EarlierWork::Rejected => format!(
+        EarlierWork::Rejected { landed_before: false } => format!(
             "Your earlier changes in this task were rejected and are gone: you now work in a new worktree made from {base} as it is now. Files you wrote before are not here; read the workspace before you rely on anything."
+        ),
+        EarlierWork::Rejected { landed_before: true } => format!(
+            "Your last changes in this task were rejected and are gone (what was approved before landed on {base} and is here): you now work in a new worktree made from {base} as it is now. Files you wrote in the rejected round are not here; read the workspace before you rely on anything."
         ),
     }
 }
