@@ -12,6 +12,9 @@ use crate::output::outln;
 pub struct View {
     json: bool,
     last_seq: u64,
+    /// It follows a session that ran before: its counts are this command's alone, beside the
+    /// session's tokens.
+    resumed: bool,
     in_text: bool,
     steps: u32,
     model_calls: u32,
@@ -107,6 +110,7 @@ impl View {
         View {
             json,
             last_seq: after,
+            resumed: after > 0,
             in_text: false,
             steps: 0,
             model_calls: 0,
@@ -483,7 +487,7 @@ impl View {
             outln!("{v}");
         } else {
             self.line(&format!(
-                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {}, {}, {} · tokens: agent {}, evaluator {}",
+                "■ {} — status {}, end reason {}, claim {}, verdict {}, decision {} · {}{}, {}, {} · {}tokens: agent {}, evaluator {}",
                 s.id,
                 s.status.as_str(),
                 s.end_reason.map(|e| e.as_str()).unwrap_or("—"),
@@ -491,9 +495,11 @@ impl View {
                 s.verdict.map(|e| e.as_str()).unwrap_or("—"),
                 // The last decision was on an earlier review while a new one waits: not this one's.
                 if s.status == SessionStatus::AwaitingReview { "yours, waiting" } else { s.decision.map(|e| e.as_str()).unwrap_or("—") },
+                if self.resumed { "this command: " } else { "" },
                 counted(self.steps as usize, "step"),
                 counted(self.tool_calls.len(), "tool call"),
                 counted(self.continuations as usize, "continuation"),
+                if self.resumed { "session " } else { "" },
                 s.tokens.agent,
                 s.tokens.evaluator
             ));

@@ -1982,6 +1982,8 @@ async fn resuming_with_a_model_named_switches_the_session_to_it() {
     let models: Vec<String> = server.requests()[asked..].iter().filter_map(|r| r.body.get("model").and_then(|m| m.as_str()).map(String::from)).collect();
     assert!(!models.is_empty() && models.iter().all(|m| m == "good"), "asked with {models:?}");
     assert!(said.contains("model: good (was nope)"), "the switch is said: {said}");
+    // Its counts are this command's, its tokens the session's: said as such.
+    assert!(said.contains("· this command: 1 step, 0 tool calls, 0 continuations · session tokens: agent "), "{said}");
     // Kept: the list names the model it works with now, and the next resume keeps it.
     assert_eq!(lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["model"], "good");
     let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).into_owned();
