@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { AppError, ipc, type SearchHit, type SessionSummary } from "../ipc";
 import { listedState, STATUS_LABEL } from "../session/model";
 import { foundWordsOf } from "../session/reveal";
-import { attemptLabel, setAside } from "../sidebar";
+import { attemptLabel, setAside, sidebarTitles } from "../sidebar";
 import { dialogKeys } from "./AlertDialog";
 import { SHORTCUT_MODIFIER } from "../keys";
 
@@ -124,12 +124,14 @@ export function CommandPalette({
       const chosen = sessions.some((o) => o.attempt?.group === g && (o.attempt.chosen || o.attempt.group_chosen));
       return [{ id: `group-${g}`, label: `Open: ${s.title || s.task} · ${s.attempt!.of} attempts side by side`, hint: chosen ? "One chosen" : "To compare", run: () => onOpenGroup(g) }];
     };
+    // Tasks of one title read alike: told apart as the sidebar tells them (folder, start).
+    const titles = sidebarTitles(sessions.filter((s) => !s.attempt));
     return [
       ...commands,
       ...sessions.flatMap((s) => [...groupOf(s), {
         id: `session-${s.id}`,
         // A task's attempts share its title: each is told by its number and agent.
-        label: `Open: ${s.title || s.task}${s.attempt ? ` · ${attemptLabel(s)}` : ""}`,
+        label: `Open: ${s.attempt ? `${s.title || s.task} · ${attemptLabel(s)}` : (titles.get(s.id) ?? s.title ?? s.task)}`,
         hint: listedState(s, setAside(s), sessions.some((o) => !!s.attempt && o.attempt?.group === s.attempt.group && o.attempt.chosen)).word,
         run: () => open(s.title || s.task, s.id),
         found: hits.has(s.id),

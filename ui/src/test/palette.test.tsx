@@ -49,6 +49,31 @@ describe("the command palette", () => {
     expect(screen.queryByTestId("palette"), "Esc closes the palette").not.toBeInTheDocument();
   });
 
+  it("sessions of one title are told apart as the sidebar tells them: by folder, else by when they started", async () => {
+    const at = (h: number) => new Date(2026, 11, 7, h, 26).getTime();
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions")
+          return [
+            { ...summary("ses_1", "summarise the README"), created_ms: at(10) },
+            { ...summary("ses_2", "summarise the README"), created_ms: at(11) },
+            { ...summary("ses_3", "summarise the README"), workspace: "/other", created_ms: at(12) },
+          ];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.keyboard("{Control>}k{/Control}");
+    await user.keyboard("README");
+    await waitFor(() => expect(screen.getAllByTestId("palette-item")).toHaveLength(3));
+    const labels = screen.getAllByTestId("palette-item").map((i) => i.textContent ?? "");
+    expect(new Set(labels).size, labels.join(" | ")).toBe(3);
+    expect(labels.some((l) => l.includes("summarise the README · other"))).toBe(true);
+  });
+
   it("Ctrl+N starts a new task from any screen, its task box ready for typing", async () => {
     mockIPC(
       (cmd) => {
