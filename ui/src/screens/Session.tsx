@@ -1219,7 +1219,9 @@ export function SessionView({
       </div>
       {model.retry && (
         <p className="notice" role="status">
-          Retrying (attempt {model.retry.attempt}{model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}
+          {/* "Try", not "attempt": beside the strip's "sent back up to 5 times", "attempt 3 of 5" read as the same count. */}
+          The request to the model failed; trying it again (try {model.retry.attempt}
+          {model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}
         </p>
       )}
       {openError && model.lastSeq === 0 && (

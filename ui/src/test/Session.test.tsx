@@ -108,7 +108,7 @@ describe("Session view", () => {
     ];
     script(events);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByText(/^Retrying \(attempt/)).toHaveTextContent("Retrying (attempt 3 of 5): connection refused");
+    expect(await screen.findByText(/^The request to the model failed/)).toHaveTextContent("The request to the model failed; trying it again (try 3 of 5): connection refused");
   });
 
   it("tells the person's comments sent with Request changes apart from Finishline sending the agent back to one not addressed", async () => {
