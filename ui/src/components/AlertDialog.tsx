@@ -25,6 +25,9 @@ export function AlertDialog({
   useEffect(() => {
     const [before, fallback] = [document.activeElement, returnTo?.current];
     return () => {
+      // Put somewhere on purpose meanwhile (a Save that failed focuses the field it refused): left there.
+      const now = document.activeElement;
+      if (now instanceof HTMLElement && now !== document.body && now.isConnected && !now.closest(".modal")) return;
       if (before instanceof HTMLElement && before !== document.body && before.isConnected) before.focus();
       else if (fallback?.isConnected) fallback.focus();
     };

@@ -30,6 +30,9 @@ export function suggestV1(kind: string, url: string): string | null {
 
 type Report = { ok: true; r: ConnectionReport } | { ok: false; code: string; message: string };
 
+/** What an environment variable's name may be. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 function keyText(k: KeyStatus): string {
   switch (k.source.kind) {
     case "session":
@@ -39,7 +42,10 @@ function keyText(k: KeyStatus): string {
     case "env":
       return `Using the key from the environment variable ${k.source.var}.`;
     case "missing":
-      return `No key yet. Set ${k.source.var}, or enter one below. A local server needs none.`;
+      // A name the environment cannot hold ("my key") is no variable to set: said as such.
+      return ENV_NAME.test(k.source.var)
+        ? `No key yet. Set ${k.source.var}, or enter one below. A local server needs none.`
+        : "No key yet. Enter one below, or name the environment variable that holds it (letters, digits and _, not starting with a digit). A local server needs none.";
   }
 }
 
@@ -271,7 +277,7 @@ export function ProviderSection({ draft, setProvider, onKeyPending }: Props) {
         )}
         {noKeychain && (
           <p className="warn-text" role="note" data-testid="no-keychain">
-            No OS keychain is available on this system, so a key cannot be saved. Use the environment variable {keys?.env_var}, or enter a key for this session only.
+            No OS keychain is available on this system, so a key cannot be saved. {keys?.env_var && ENV_NAME.test(keys.env_var) ? `Use the environment variable ${keys.env_var}` : "Use an environment variable"}, or enter a key for this session only.
           </p>
         )}
         <div className="row">

@@ -911,6 +911,27 @@ describe("Settings never lose input", () => {
     expect(screen.queryByTestId("leave-settings"), "nothing unsaved: no question").toBeNull();
   });
 
+  it("Save in the leave question with a field Settings refuses stays there, the focus on that field (not on the sidebar link)", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view();
+        if (cmd === "list_sessions") return [];
+        if (cmd === "check_settings") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("nav-settings"));
+    const url = await screen.findByTestId("provider-base-url");
+    await user.clear(url);
+    await user.type(url, "not a url");
+    await user.click(screen.getByTestId("nav-history"));
+    await user.click(await screen.findByTestId("leave-save"));
+    await waitFor(() => expect(screen.queryByTestId("leave-settings")).toBeNull());
+    expect(screen.getByTestId("provider-base-url")).toHaveFocus();
+  });
+
   /** Settings open, a new URL typed and Save pressed, its answer held until `answer()`. */
   async function savingANewUrl() {
     let answer: () => void = () => {};

@@ -480,6 +480,17 @@ describe("Settings, providers and keys", () => {
     expect(screen.getByTestId("provider-key-env"), "a local server needs no key").toHaveValue("");
   });
 
+  it("a key variable named with a space is not echoed back as the one to set: the hint says what a name may hold", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "provider_presets") return PRESETS;
+      if (cmd === "key_status") return { source: { kind: "missing", var: "my key" }, keychain: { state: "available" }, env_var: "my key" };
+    });
+    render(<SettingsScreen view={view()} onSaved={() => {}} />);
+    const hint = await screen.findByText(/^No key yet/);
+    expect(hint).not.toHaveTextContent("Set my key");
+    expect(hint).toHaveTextContent("letters, digits and _");
+  });
+
   it("switching to a preset that names no model clears the previous provider's model instead of keeping it", async () => {
     mockIPC((cmd) => {
       if (cmd === "provider_presets") return PRESETS;
