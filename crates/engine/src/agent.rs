@@ -790,20 +790,17 @@ impl Engine {
 
     /// [`Engine::send_message`], with the built-in agent going on with `model` from this run on
     /// when it is not the session's: a session started with a model its server does not have
-    /// (or no longer has) is not lost with it. An external agent chooses its own model.
+    /// (or no longer has) is not lost with it. An external agent's session keeps its agent.
     pub fn send_message_with(self: &Arc<Self>, session: &SessionId, message: &str, model: Option<&str>) -> Result<tokio::task::JoinHandle<()>> {
         let msg = message.trim();
         let summary = self.store.session(session)?;
         let switch = match model.map(str::trim) {
             None => None,
             Some("") => return Err(Error::InvalidInput("the model to go on with has no name".into())),
+            // An external agent's session records the agent, not a model: a model named for it
+            // is its server's (the agent's own setting), no switch of the session's.
+            Some(_) if summary.provider == crate::external::ACP_PROVIDER => None,
             Some(m) if m == summary.model => None,
-            Some(_) if summary.provider == crate::external::ACP_PROVIDER => {
-                return Err(Error::InvalidInput(format!(
-                    "“{}” works on this session and chooses its own model: another model is for a new task",
-                    summary.model
-                )));
-            }
             Some(m) => Some(EngineEvent::ModelSwitched { from: summary.model.clone(), to: m.to_string() }),
         };
         crate::store::within_message_limit(msg, "the message")?;
