@@ -58,6 +58,19 @@ test("run a task, follow it, see the continuation card, approve, find it in Hist
   assert.equal(await row.getAttribute("data-status"), "completed", "History shows the session completed");
   await shot(win.app, "history");
 
+  // Opened from History, it replays: the timeline again from its start, to its end, then the
+  // session as it is.
+  await (await row.$("button.link")).click();
+  await (await testid("session-replay")).click();
+  const position = await testid("replay-position");
+  await position.waitForDisplayed({ timeout: 5_000 });
+  await win.app.waitUntil(async () => (await position.getText()).includes("the end"), { timeout: 30_000, timeoutMsg: "the replay played to its end" });
+  const cards = await win.app.$$('[data-testid="continuation-card"]');
+  assert.ok(cards.length >= 1, "the replay shows the continuation card again");
+  await shot(win.app, "session-replayed");
+  await win.app.keys("Escape");
+  await (await testid("send-message")).waitForDisplayed({ timeout: 5_000 });
+
   // The stored role and the export mark the continuation as the engine's.
   const sessionId = await view.getAttribute("data-session").catch(() => null);
   const cli = path.join(repoRoot, "target/debug/finishline");

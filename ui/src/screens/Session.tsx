@@ -4,8 +4,10 @@ import { AgentLogin } from "../components/AgentLogin";
 import { editDiff, outputTail, summarizeTool } from "../session/cardSummary";
 import { watchFrames, report } from "../perf";
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { ReplayBar } from "../components/ReplayBar";
+import { advance, startReplay, type Replay } from "../session/replay";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
+import { ArrowDown, Bot, ChevronRight, CircleCheck, CircleSlash, CircleX, ListChecks, MessageSquare, Play, RefreshCw, Scale, ShieldQuestion, SquareTerminal, User, Wrench } from "lucide-react";
 import { AppError, ipc, type ContinuationSource, type Envelope } from "../ipc";
 import { activityText } from "../session/activity";
 import { Markdown } from "../components/Markdown";
@@ -22,6 +24,9 @@ import { Ticks } from "../components/Ticks";
 import { useOneAction } from "../oneAction";
 import { useWindowDraft } from "../windowDraft";
 import { ErrorLine } from "../components/ErrorLine";
+
+/** How often a replay moves on. */
+const REPLAY_TICK_MS = 50;
 
 function reducer(m: SessionModel, batch: Envelope[]): SessionModel {
   return applyAll(m, batch);
@@ -688,6 +693,9 @@ export function SessionView({
   reveal?: { message: string; words?: string[] } | null;
 }) {
   const [model, dispatch] = useReducer(reducer, undefined, emptyModel);
+  // Every event of the session, in order: what a replay plays again.
+  const log = useRef<Envelope[]>([]);
+  const [replay, setReplay] = useState<Replay | null>(null);
   // The group's attempts by name, once the evaluator's comparison is in the timeline.
   const [names, setNames] = useState<Record<string, string>>({});
   const group = model.attempt?.group;
@@ -834,9 +842,12 @@ export function SessionView({
     };
     let closed = false;
     let subscription: number | null = null;
+    log.current = [];
+    setReplay(null);
     ipc
       .subscribeSession(sessionId, 0, (e) => {
         if (closed) return;
+        if (e.seq > (log.current.at(-1)?.seq ?? 0)) log.current.push(e);
         pending.push(e);
         if (!frame) frame = requestAnimationFrame(flush);
       })
@@ -856,11 +867,21 @@ export function SessionView({
     };
   }, [sessionId, attempt]);
 
-  // New items and streamed text keep the bottom in view, unless the person scrolled up.
-  const lastText = model.items.at(-1)?.kind === "assistant" ? (model.items.at(-1) as { text: string }).text.length : 0;
+  // A replay plays on while it is shown, a tick at a time.
+  const replaying = !!replay?.playing;
   useEffect(() => {
-    if (model.items.length <= VIRTUALIZE_ABOVE && followingRef.current) toEnd();
-  }, [model.items.length, lastText, toEnd]);
+    if (!replaying) return;
+    const tick = window.setInterval(() => setReplay((r) => (r?.playing ? advance(r, log.current, REPLAY_TICK_MS) : r)), REPLAY_TICK_MS);
+    return () => window.clearInterval(tick);
+  }, [replaying]);
+  // The timeline shows the replay while there is one, else the session as it is.
+  const viewed = replay ? replay.model : model;
+
+  // New items and streamed text keep the bottom in view, unless the person scrolled up.
+  const lastText = viewed.items.at(-1)?.kind === "assistant" ? (viewed.items.at(-1) as { text: string }).text.length : 0;
+  useEffect(() => {
+    if (viewed.items.length <= VIRTUALIZE_ABOVE && followingRef.current) toEnd();
+  }, [viewed.items.length, lastText, toEnd]);
 
   // The review's panel takes the foot of the window. When it arrives while the person follows
   // the run, the window goes to the very end, where the panel sits after the timeline: the
@@ -891,6 +912,10 @@ export function SessionView({
   }, [group, model.status]);
 
   const running = isRunning(model);
+  // A run starting (from a terminal, say) ends the replay: the session as it is comes first.
+  useEffect(() => {
+    if (running) setReplay(null);
+  }, [running]);
   runningRef.current = running;
   // A run starting takes the message box away (and a Resume or Try again button), a run ending
   // takes Cancel: the focus they had is put where the person goes on from.
@@ -960,8 +985,8 @@ export function SessionView({
   const panelDecision = decidedInPanel && model.review ? `dec-${model.review.reviewId}` : undefined;
   const panelLanding = decidedInPanel ? model.review?.decided?.landedKey : undefined;
   const shown = useMemo(
-    () => foldRepeats(panelDecision ? model.items.filter((it) => it.key !== panelDecision && it.key !== panelLanding) : model.items),
-    [model.items, panelDecision, panelLanding],
+    () => foldRepeats(panelDecision && !replay ? viewed.items.filter((it) => it.key !== panelDecision && it.key !== panelLanding) : viewed.items),
+    [viewed.items, panelDecision, panelLanding, replay],
   );
   // Opened from a search hit: the message the passage is in, once replayed, is brought into view
   // and marked, and the view no longer goes to the end (as if the person had scrolled there).
@@ -1153,6 +1178,11 @@ export function SessionView({
           )}
           {/* Saved from here too, not only from History (which exports a group by its chosen
               attempt: any other attempt is saved here). */}
+          {model.lastSeq > 0 && !running && !replay && (
+            <button className="btn small" onClick={() => setReplay(startReplay())} data-testid="session-replay" title="Play the timeline again as it happened, long waits cut short">
+              <Play size={14} aria-hidden /> Replay
+            </button>
+          )}
           {model.lastSeq > 0 && (
             <button className="btn small" onClick={() => void exportSession()} data-testid="session-export" title="Save this session, with its evidence and review, as a Markdown file">
               Save as Markdown
@@ -1295,6 +1325,10 @@ export function SessionView({
       <div className="session-bottom" data-testid="bottom-bar" data-pinned="bottom">
       {/* What failed (a message not sent, a cancel refused) shows here, beside the buttons just
           used: above the timeline it would be out of sight. */}
+      {replay ? (
+        <ReplayBar replay={replay} log={log.current} onChange={setReplay} onEnd={() => setReplay(null)} />
+      ) : (
+      <>
       <ErrorLine error={error} onOpenSettings={onOpenSettings && (() => onOpenSettings())} />
       {/* Keyed by the request: the next question is a new box, not the last one's answer. */}
       {ask && (ask.kind === "permission" ? <Permission key={ask.requestId} item={ask} /> : <Question key={ask.requestId} item={ask} />)}
@@ -1392,6 +1426,8 @@ export function SessionView({
             </button>
           </div>
         </div>
+      )}
+      </>
       )}
       </div>
       {confirmDiscard && model.place?.worktree && (

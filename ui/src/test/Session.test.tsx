@@ -55,6 +55,46 @@ const reviewWaits = (id = "r1") => [
 ];
 
 describe("Session view", () => {
+  it("Replay plays the timeline again as it happened, Step goes to the next thing shown, and Esc ends it on the session as it is", async () => {
+    seq = 0;
+    const t = (ms: number, e: EngineEvent): Envelope => ({ ...e, seq: ++seq, session_id: "s1", at: new Date(Date.UTC(2026, 10, 21) + ms).toISOString() }) as Envelope;
+    script([
+      t(0, { type: "session_created", task: "write a.txt", workspace: "/ws", provider: "openai", model: "m" }),
+      t(10, { type: "run_started", trigger: "task" }),
+      t(20, { type: "message_created", message_id: "u", role: "user", text: "write a.txt" }),
+      t(30, { type: "message_created", message_id: "m1", role: "assistant" }),
+      t(60_000, { type: "text_delta", message_id: "m1", text: "Writing a.txt now" }),
+      t(60_010, { type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a.txt" }, state: "done", output: "Created a.txt" }),
+      t(60_020, { type: "run_finished", status: "idle", claim: "none", verdict: null, end_reason: "conversation" } as EngineEvent),
+      t(60_030, { type: "status_changed", status: "idle" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByText("Writing a.txt now");
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("session-replay"));
+    expect(screen.getByTestId("replay-bar")).toBeInTheDocument();
+    expect(screen.queryByTestId("send-message"), "the message box waits for the replay's end").toBeNull();
+    // Paused at once, then stepped: one thing at a time.
+    await user.click(screen.getByTestId("replay-play"));
+    expect(screen.queryByText("Writing a.txt now"), "the agent's words come later in the replay").toBeNull();
+    // Each step goes to the next thing shown: the streamed words are passed on the way to the tool call.
+    const position = () => Number(/Replay: (\d+) of 8/.exec(screen.getByTestId("replay-position").textContent ?? "")?.[1]);
+    while (position() < 6) {
+      const before = position();
+      await user.click(screen.getByTestId("replay-step"));
+      expect(position()).toBeGreaterThan(before);
+    }
+    expect(position(), "the step after the agent's message stops at its tool call, not at its words").toBe(6);
+    expect(screen.getByText("Writing a.txt now")).toBeInTheDocument();
+    // Played on, the minute the model thought is a moment.
+    await user.click(screen.getByTestId("replay-play"));
+    await waitFor(() => expect(screen.getByTestId("replay-position")).toHaveTextContent("the end"), { timeout: 3000 });
+    expect(screen.getByText("Writing a.txt now")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("replay-bar")).toBeNull();
+    expect(screen.getByTestId("send-message")).toBeInTheDocument();
+  });
+
   it("counts no step before the first: a run (or a plan) just started reads no 'Step 0' or 'Turn 0'", async () => {
     seq = 0;
     script([
