@@ -70,6 +70,7 @@ fn main() {
         "perf_report",
         "startup_action",
         "history_set_aside",
+        "retry_now",
         "interrupted_at_start",
         "about",
         "quit",

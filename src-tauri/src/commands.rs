@@ -185,6 +185,12 @@ pub async fn cancel_run(state: State<'_, AppState>, session_id: SessionId) -> Re
     Ok(state.runtime.cancel(&state.data_dir, &session_id).any())
 }
 
+/// Asks the model again now, where the session's run waits to retry: whether one waited.
+#[tauri::command]
+pub async fn retry_now(state: State<'_, AppState>, session_id: SessionId) -> Result<bool, Error> {
+    Ok(state.runtime.retry_now(&session_id))
+}
+
 /// Runs a plan that waited for the person: as edited (`steps`), or as the manager made it.
 #[tauri::command]
 pub async fn run_plan(

@@ -184,6 +184,7 @@ pub fn run() {
             commands::perf_report,
             commands::startup_action,
             commands::history_set_aside,
+            commands::retry_now,
             commands::interrupted_at_start,
             desktop::about,
             desktop::quit,

@@ -960,6 +960,8 @@ export const ipc = {
   startupAction: () => call<StartupAction | null>("startup_action"),
   /** Where this start kept a history file that was no database, having begun a new one. */
   historySetAside: () => call<string | null>("history_set_aside"),
+  /** Asks the model again now, where the session's run waits to retry; whether one waited here. */
+  retryNow: (sessionId: string) => call<boolean>("retry_now", { sessionId }),
   /** The sessions this start found cut short (Finishline closed while they ran), still so. */
   interruptedAtStart: () => call<{ id: string; title: string }[]>("interrupted_at_start"),
   onHistoryChanged: (f: () => void): Promise<UnlistenFn> => listen("history-changed", () => f()),

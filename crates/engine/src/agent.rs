@@ -147,6 +147,8 @@ struct Live {
     next_landing: u64,
     /// Runs stopped because another process asked: their end says so.
     asked_elsewhere: std::collections::HashSet<SessionId>,
+    /// What cuts short a run's wait before it asks its model again, by session.
+    retry_wakes: HashMap<SessionId, Arc<tokio::sync::Notify>>,
 }
 
 /// Where a person's answer went.
@@ -267,6 +269,21 @@ impl Runtime {
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What cuts short the wait of `session`'s run before it asks its model again.
+    pub(crate) fn retry_wake(&self, session: &SessionId) -> Arc<tokio::sync::Notify> {
+        self.live().retry_wakes.entry(session.clone()).or_default().clone()
+    }
+
+    /// Asks the model again now, where `session`'s run in this process waits to (a provider
+    /// overloaded, a rate limit): whether one waited.
+    pub fn retry_now(&self, session: &SessionId) -> bool {
+        let waiting = self.store.session(session).is_ok_and(|s| s.status == SessionStatus::Retry) && self.live().cancels.contains_key(session);
+        if waiting {
+            self.retry_wake(session).notify_waiters();
+        }
+        waiting
     }
 
     /// Stops an approve's landing of `session` while its checks run on a moved branch, before
@@ -630,6 +647,11 @@ impl Engine {
         self.runtime.cancel(&self.config.data_dir, session)
     }
 
+    /// [`Runtime::retry_now`].
+    pub fn retry_now(&self, session: &SessionId) -> bool {
+        self.runtime.retry_now(session)
+    }
+
     /// [`Runtime::keep_alive`].
     pub fn keep_alive(&self) {
         self.runtime.keep_alive()
@@ -893,6 +915,7 @@ impl Drop for RunEnd {
             live.cancels.remove(&self.session);
             // An ask that came as the run ended on its own is not a later run's reason.
             live.asked_elsewhere.remove(&self.session);
+            live.retry_wakes.remove(&self.session);
         }
     }
 }

@@ -1155,3 +1155,30 @@ async fn a_comment_on_removed_lines_quotes_the_file_as_it_was() {
     let e = h.engine.comments(&review, vec![before_created]).unwrap_err();
     assert!(e.to_string().contains("new.md is new") && e.to_string().contains("new.md:1"), "{e}");
 }
+
+/// The person need not sit out a provider's retry-after: Retry now asks the model again at
+/// once, and the run goes on from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_now_cuts_the_wait_before_the_next_try_short() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            {"when": {"kind": "agent"}, "reply": {"fault": {"type": "status", "status": 429, "headers": [["retry-after", "3"]]}}, "times": 1},
+            agent(json!({}), json!({"text": "Hello! I am here and ready to help with your task."})),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let (sid, handle) = h.engine.start_session("hi", &h.ws()).unwrap();
+    let t = std::time::Instant::now();
+    while h.store.session(&sid).unwrap().status != SessionStatus::Retry {
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "the run waits to retry");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let asked = std::time::Instant::now();
+    assert!(h.engine.retry_now(&sid), "a run of this engine waited");
+    tokio::time::timeout(std::time::Duration::from_secs(60), handle).await.unwrap().unwrap();
+    assert!(asked.elapsed() < std::time::Duration::from_secs(2), "not the 3 s the provider asked for: {:?}", asked.elapsed());
+    assert_eq!(h.outcome(&sid).status, SessionStatus::Idle, "the answer came");
+    assert!(!h.engine.retry_now(&sid), "nothing waits now");
+}

@@ -1251,7 +1251,10 @@ export function SessionView({
         <p className="notice" role="status">
           {/* "Try", not "attempt": beside the strip's "sent back up to 5 times", "attempt 3 of 5" read as the same count. */}
           The request to the model failed; trying it again (try {model.retry.attempt}
-          {model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}
+          {model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}{" "}
+          <button className="btn small" onClick={() => act(ipc.retryNow(sessionId))} data-testid="retry-now" title="Ask the model again now, without waiting out the pause">
+            Try now
+          </button>
         </p>
       )}
       {openError && model.lastSeq === 0 && (

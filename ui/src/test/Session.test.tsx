@@ -146,9 +146,13 @@ describe("Session view", () => {
       ev({ type: "run_started", trigger: "task" }),
       ev({ type: "status_changed", status: "retry", attempt: 3, max_retries: 5, next_retry_at: "2026-11-21T00:00:05Z", message: "connection refused" }),
     ];
-    script(events);
+    const calls: Record<string, unknown>[] = [];
+    script(events, calls, (cmd) => (cmd === "retry_now" ? true : undefined));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     expect(await screen.findByText(/^The request to the model failed/)).toHaveTextContent("The request to the model failed; trying it again (try 3 of 5): connection refused");
+    // Not made to sit out the pause: the next try now.
+    await userEvent.setup().click(screen.getByTestId("retry-now"));
+    await waitFor(() => expect(calls).toContainEqual(expect.objectContaining({ cmd: "retry_now", sessionId: "s1" })));
   });
 
   it("tells the person's comments sent with Request changes apart from Finishline sending the agent back to one not addressed", async () => {

@@ -64,6 +64,17 @@ pub type OnRetry = Arc<dyn Fn(&RetryWait) + Send + Sync>;
 
 /// Streams with retries. Dropping the returned stream cancels the request and any wait.
 pub fn stream_with_retry(provider: Arc<dyn Provider>, request: CompletionRequest, policy: RetryPolicy, on_retry: OnRetry) -> EventStream {
+    stream_with_retry_woken(provider, request, policy, on_retry, Arc::new(tokio::sync::Notify::new()))
+}
+
+/// [`stream_with_retry`], whose wait before a retry `wake` cuts short (the person's Retry now).
+pub fn stream_with_retry_woken(
+    provider: Arc<dyn Provider>,
+    request: CompletionRequest,
+    policy: RetryPolicy,
+    on_retry: OnRetry,
+    wake: Arc<tokio::sync::Notify>,
+) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 0u32;
         'attempts: loop {
@@ -80,7 +91,10 @@ pub fn stream_with_retry(provider: Arc<dyn Provider>, request: CompletionRequest
                         let wait = RetryWait { attempt, max_retries: policy.retries_for(&e), delay: policy.delay(attempt, e.retry_after), error: e };
                         on_retry(&wait);
                         drop(stream);
-                        tokio::time::sleep(wait.delay).await;
+                        tokio::select! {
+                            () = tokio::time::sleep(wait.delay) => {}
+                            () = wake.notified() => {}
+                        }
                         continue 'attempts;
                     }
                     Err(mut e) => {

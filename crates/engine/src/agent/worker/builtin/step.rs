@@ -17,7 +17,9 @@ use crate::event::EngineEvent;
 use crate::judge::completion::StepEnd;
 use crate::judge::prompt;
 use crate::judge::runaway::{Runaway, RunawayWatch};
-use crate::provider::{stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage};
+use crate::provider::{
+    stream_with_retry_woken, ChatMessage, CompletionEvent, CompletionRequest, ContextOverflow, ProviderErrorKind, StopReason, ToolCall, Usage,
+};
 
 /// What one streamed answer gave, before the step's end is decided from it.
 struct Streamed {
@@ -271,7 +273,8 @@ impl Run {
                     },
                 );
             });
-            let mut stream = stream_with_retry(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry);
+            let wake = self.engine.runtime.retry_wake(&self.session);
+            let mut stream = stream_with_retry_woken(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry, wake);
             let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, cancelled, outcome } =
                 self.read_stream(&mut stream, &message_id, &retried).await?;
             if cancelled {
