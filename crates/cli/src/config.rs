@@ -283,6 +283,8 @@ fn with_endpoint_of(mut opts: RunOptions, store: &finishline_engine::store::Stor
         })
     });
     let Some((provider, model, url)) = created else { return opts };
+    // The model it works with now: one switched to since (`--model` on a resume) is the session's.
+    let model = store.session(sid).map(|s| s.model).unwrap_or(model);
     // `--provider` naming the protocol the session already speaks names no other server.
     let same_provider = opts.provider.as_deref().is_some_and(|p| kind_named(p).recorded_as(&provider));
     if opts.base_url.is_some() || (opts.provider.is_some() && !same_provider) || opts.agent.is_some() {

@@ -1988,6 +1988,14 @@ async fn resuming_with_a_model_named_switches_the_session_to_it() {
     assert_eq!(lines(&finishline(&["sessions", "list", "--json"], &e.data))[0]["model"], "good");
     let shown = String::from_utf8_lossy(&finishline(&["sessions", "show", &id], &e.data).stdout).into_owned();
     assert!(shown.contains("good (was nope)"), "{shown}");
+    // The next resume names no model: the agent and its evaluator keep the one switched to.
+    let asked = server.requests().len();
+    let (data, sid) = (e.data.clone(), id.clone());
+    let out = tokio::task::spawn_blocking(move || finishline(&["sessions", "resume", &sid, "and again"], &data)).await.unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(6), "{said}");
+    let models: Vec<String> = server.requests()[asked..].iter().filter_map(|r| r.body.get("model").and_then(|m| m.as_str()).map(String::from)).collect();
+    assert!(!models.is_empty() && models.iter().all(|m| m == "good"), "asked with {models:?}");
 }
 
 /// A conversation turn's evaluator is asked only whether the agent left undone what it announced

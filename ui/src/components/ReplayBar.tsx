@@ -1,7 +1,7 @@
 import { useEffect, useRef } from "react";
 import { Pause, Play, SkipForward, X } from "lucide-react";
 import type { Envelope } from "../ipc";
-import { isTextField } from "../keys";
+import { dialogAsks, isTextField } from "../keys";
 import { nextMark, SPEEDS, startReplay, stepTo, type Replay } from "../session/replay";
 
 /** The replay's controls, in place of the message box: where it stands, play or pause, a step to
@@ -17,11 +17,13 @@ export function ReplayBar({ replay, log, onChange, onEnd }: { replay: Replay; lo
   latest.current = { toggle, onEnd };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || document.querySelector(".modal")) return;
+      if (e.defaultPrevented || dialogAsks() || isTextField(e.target)) return;
+      // Space on a control is that control's (a button, a fold's summary, a speed).
+      const onControl = e.target instanceof Element && e.target.closest("button, summary, a, input, select, textarea, [role=button], label") !== null;
       if (e.key === "Escape") {
         e.preventDefault();
         latest.current.onEnd();
-      } else if (e.key === " " && !isTextField(e.target) && !(e.target instanceof HTMLButtonElement)) {
+      } else if (e.key === " " && !onControl) {
         e.preventDefault();
         latest.current.toggle();
       }

@@ -53,7 +53,6 @@ export function collapseGroups(rows: SessionSummary[], all: SessionSummary[] = r
   return out;
 }
 
-/** How many sessions the list asks for at a time. */
 /** A session that stopped short goes on from its row, as from its own view: the same words. */
 const GOES_ON: Partial<Record<SessionStatus, { label: string; title: string }>> = {
   interrupted: { label: "Resume", title: "Continue where it stopped, and open it" },
@@ -61,6 +60,7 @@ const GOES_ON: Partial<Record<SessionStatus, { label: string; title: string }>> 
   failed: { label: "Retry", title: "Try again from where it stopped, and open it" },
 };
 
+/** How many sessions the list asks for at a time. */
 const PAGE = 200;
 
 /** How many rows a search shows, counted as the list shows them (a group of attempts is one). */

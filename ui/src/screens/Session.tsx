@@ -1249,8 +1249,8 @@ export function SessionView({
       </div>
       {model.retry && (
         <p className="notice" role="status">
-          {/* "Try", not "attempt": beside the strip's "sent back up to 5 times", "attempt 3 of 5" read as the same count. */}
-          The request to the model failed; trying it again (try {model.retry.attempt}
+          {/* "Retry", not "attempt": beside the strip's "sent back up to 5 times", "attempt 3 of 5" read as the same count. */}
+          The request to the model failed; trying it again (retry {model.retry.attempt}
           {model.retry.of ? ` of ${model.retry.of}` : ""}): {model.retry.message}{" "}
           <button className="btn small" onClick={() => act(ipc.retryNow(sessionId))} data-testid="retry-now" title="Ask the model again now, without waiting out the pause">
             Try now
@@ -1302,14 +1302,15 @@ export function SessionView({
           )}
         </div>
         {/* A plan waiting for the person is shown once, in its editor below. */}
-        {((model.plan && !planWaiting) || model.todos.length > 0) && (
+        {((viewed.plan && !planWaiting) || viewed.todos.length > 0) && (
           <div className="side-panels">
-        {model.plan && !planWaiting && <PlanPanel plan={model.plan} running={running} />}
-        {model.todos.length > 0 && (
+        {/* A replay's, as they stood then. */}
+        {viewed.plan && !planWaiting && <PlanPanel plan={viewed.plan} running={running && !replay} />}
+        {viewed.todos.length > 0 && (
           <aside className="todos panel" data-testid="todos">
             <h3>Todos</h3>
             <ul>
-              {model.todos.map((t) => (
+              {viewed.todos.map((t) => (
                 <li key={t.id} className={`todo todo-${t.status}`}>
                   <label className="check">
                     <input type="checkbox" readOnly checked={t.status === "completed"} aria-describedby={`todo-state-${t.id}`} /> {t.content}

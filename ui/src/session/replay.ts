@@ -42,13 +42,27 @@ export function stepTo(r: Replay, log: Envelope[], to: number): Replay {
   return { ...r, at, owed: 0, model: applyAll(r.model, log.slice(r.at, at)), playing: r.playing && at < log.length };
 }
 
-/** The next event that shows as a step of its own (a message, a tool call, a verdict, a run's
- * start or end): Step goes to it, not through each streamed word. */
+/** Where Step goes from `from`: past the next thing that shows (a message with all its words, a
+ * tool call with its result, a verdict, a run's start or end), to just before the one after it. */
 export function nextMark(log: Envelope[], from: number): number {
-  for (let i = from; i < log.length; i++) {
-    if (MARKS.has(log[i].type) && i + 1 > from) return i + 1;
+  const seenCalls = new Set<string>();
+  const isMark = (i: number) => {
+    const e = log[i];
+    if (e.type !== "tool_call") return MARKS.has(e.type);
+    // A call's later states (running, done) are the same card.
+    const first = !seenCalls.has(e.call_id);
+    seenCalls.add(e.call_id);
+    return first;
+  };
+  let first = -1;
+  for (let i = 0; i < log.length; i++) {
+    const mark = isMark(i);
+    if (i < from) continue;
+    if (first < 0) {
+      if (mark) first = i;
+    } else if (mark) return i;
   }
   return log.length;
 }
 
-const MARKS = new Set(["message_created", "tool_call", "evaluation", "continuation", "run_started", "run_finished", "review_requested", "review_resolved", "verification", "landed", "plan_created"]);
+const MARKS = new Set(["message_created", "evaluation", "continuation", "run_started", "run_finished", "review_requested", "review_resolved", "verification", "landed", "plan_created"]);

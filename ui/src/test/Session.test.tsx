@@ -149,7 +149,7 @@ describe("Session view", () => {
     const calls: Record<string, unknown>[] = [];
     script(events, calls, (cmd) => (cmd === "retry_now" ? true : undefined));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByText(/^The request to the model failed/)).toHaveTextContent("The request to the model failed; trying it again (try 3 of 5): connection refused");
+    expect(await screen.findByText(/^The request to the model failed/)).toHaveTextContent("The request to the model failed; trying it again (retry 3 of 5): connection refused");
     // Not made to sit out the pause: the next try now.
     await userEvent.setup().click(screen.getByTestId("retry-now"));
     await waitFor(() => expect(calls).toContainEqual(expect.objectContaining({ cmd: "retry_now", sessionId: "s1" })));

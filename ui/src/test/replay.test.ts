@@ -40,7 +40,8 @@ describe("replaying a session", () => {
   });
 
   it("Step goes to the next thing that shows, not through each streamed word", () => {
-    expect(nextMark(log, 2)).toBe(3);
-    expect(nextMark(log, 3)).toBe(6);
+    expect(nextMark(log, 0), "the run's start").toBe(2);
+    expect(nextMark(log, 2), "the agent's message with all its words, not an empty card").toBe(5);
+    expect(nextMark(log, 5), "its tool call").toBe(6);
   });
 });

@@ -455,9 +455,13 @@ impl Run {
             if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
                 self.window_lock = Some(self.wait_for_the_folder().await?);
             }
+            self.emit_saving(vec![])?;
             return Ok(());
         }
-        let Some(cp) = self.checkpoints.clone() else { return Ok(()) };
+        let Some(cp) = self.checkpoints.clone() else {
+            self.emit_saving(vec![])?;
+            return Ok(());
+        };
         if self.folder.worktree.is_none() {
             self.window_lock = Some(self.wait_for_the_folder().await?);
         }

@@ -598,12 +598,14 @@ impl Run {
         let mut claim: Option<(ClaimEvidence, String)> = None;
         if !out.calls.is_empty() {
             self.evidence.used_tools = true;
-            // Saved before the tools run: a crash while one runs resumes a work turn.
-            self.emit_saving(vec![])?;
+            // Saved before the tools run: a crash while one runs resumes a work turn (with a
+            // window open, the window's opening saves it).
             self.history.push(ChatMessage::Assistant { text: out.text.clone(), tool_calls: out.calls.clone() });
             if out.calls.iter().any(|c| !tool::READ_ONLY.contains(&c.name.as_str())) {
                 let writes = self.file_tool_writes(&out.calls);
                 self.open_window(writes).await?;
+            } else {
+                self.emit_saving(vec![])?;
             }
             let (results, complete) = self.run_tools(&out.calls, &mut record).await?;
             // A write denied or failed wrote nothing: what changed at its path meanwhile (an

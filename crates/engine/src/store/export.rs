@@ -289,7 +289,7 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::RunFinished { status, end_reason, .. } => out.push(Entry::RunEnd { status: *status, end_reason: *end_reason }),
             // A failure's words are its error's, said once.
             EngineEvent::StatusChanged { status: SessionStatus::Failed, message: Some(m), .. }
-                if out.iter().rev().find_map(|e| if let Entry::Error { message, .. } = e { Some(message) } else { None }) == Some(m) => {}
+                if out.iter().rev().take_while(|e| !matches!(e, Entry::Run { .. })).any(|e| matches!(e, Entry::Error { message, .. } if message == m)) => {}
             EngineEvent::StatusChanged { status: status @ (SessionStatus::Interrupted | SessionStatus::Failed), message, .. } => {
                 out.push(Entry::Status { status: *status, message: message.clone() })
             }

@@ -143,9 +143,9 @@ fn apply_run(conn: &Connection, env: &Envelope, now_ms: i64) -> Result<()> {
         }
         EngineEvent::StatusChanged { status, message, .. } => {
             conn.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?.execute(params![s.0, status.as_str()])?;
-            if *status == SessionStatus::Failed {
-                conn.prepare_cached("UPDATE sessions SET failure = ?2 WHERE id = ?1")?.execute(params![s.0, message])?;
-            }
+            // Why it failed, while it stands failed (a discard moves it on with no run).
+            let failure = if *status == SessionStatus::Failed { message.as_deref() } else { None };
+            conn.prepare_cached("UPDATE sessions SET failure = ?2 WHERE id = ?1")?.execute(params![s.0, failure])?;
             // Active time is a run's working time: a wait in the queue or for the person's answer
             // stops its clock (the run's end adds what is left), and work starts it again.
             match status {
