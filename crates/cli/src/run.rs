@@ -237,6 +237,14 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             let sid = SessionId(id);
             let summary = store.session(&sid);
             after = summary.as_ref().map(|s| s.last_seq).unwrap_or(0);
+            let switches = |s: &finishline_engine::store::SessionSummary| {
+                s.provider != finishline_engine::external::ACP_PROVIDER && model.as_deref().is_some_and(|m| m.trim() != s.model)
+            };
+            if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingApproval && switches(s)) {
+                // The run that asked goes on as it was: a model named now would be ignored unsaid.
+                let answer = crate::hint::command(&format!("sessions resume {sid} \"YOUR ANSWER\""));
+                return fail(exit::USAGE, json, &format!("the session waits for your answer to what its run asked, and that run goes on with its own model: answer it first (`{answer}`), then name another model when you go on after it"));
+            }
             if summary.as_ref().is_ok_and(|s| s.status == SessionStatus::AwaitingApproval) {
                 // Left waiting by a process that is gone: answering it resumes the run.
                 match answer_stranded(&engine, &store, &sid, &opts, interactive, &message).await {

@@ -208,6 +208,18 @@ async fn a_permission_left_waiting_by_a_killed_cli_is_answered_on_resume_and_the
     let _ = tokio::task::spawn_blocking(move || asker.wait()).await;
     assert!(!ws.join("ran.txt").exists());
 
+    // Another model named while the run waits for its answer is refused, not ignored unsaid:
+    // the run that asked goes on with its own.
+    let other = Command::new(env!("CARGO_BIN_EXE_finishline"))
+        .args(["sessions", "resume", sid.as_str(), "--base-url", &url, "--model", "another", "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(2), "{}", String::from_utf8_lossy(&other.stderr));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("answer it first"), "{}", String::from_utf8_lossy(&other.stderr));
+    assert!(!ws.join("ran.txt").exists(), "nothing was answered");
+
     let (sid_arg, url_arg, data_arg) = (sid.as_str().to_string(), url.clone(), data.clone());
     let out = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_finishline"))

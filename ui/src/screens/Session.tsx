@@ -1176,13 +1176,13 @@ export function SessionView({
               earlier work approved
             </span>
           )}
-          {/* Saved from here too, not only from History (which exports a group by its chosen
-              attempt: any other attempt is saved here). */}
           {model.lastSeq > 0 && !running && !replay && (
             <button className="btn small" onClick={() => setReplay(startReplay())} data-testid="session-replay" title="Play the timeline again as it happened, long waits cut short">
               <Play size={14} aria-hidden /> Replay
             </button>
           )}
+          {/* Saved from here too, not only from History (which exports a group by its chosen
+              attempt: any other attempt is saved here). */}
           {model.lastSeq > 0 && (
             <button className="btn small" onClick={() => void exportSession()} data-testid="session-export" title="Save this session, with its evidence and review, as a Markdown file">
               Save as Markdown
