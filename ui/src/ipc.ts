@@ -730,10 +730,14 @@ export interface Landed {
   rebased?: { checks_run: number };
 }
 
+/** A file of a task's that another task in the same folder changed too. */
+export type OtherTasksFile = { path: string; session: string; title: string };
+
 export type ReviewOutcome =
   | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
-  /** `no_file`: those of `conflicts` where a pipe or a socket is now and the run left no file. */
-  | { outcome: "needs_confirmation"; conflicts: string[]; no_file?: string[] }
+  /** `no_file`: those of `conflicts` where a pipe or a socket is now and the run left no file;
+   * `other_tasks`: those another task in the same folder changed too, with that task. */
+  | { outcome: "needs_confirmation"; conflicts: string[]; no_file?: string[]; other_tasks?: OtherTasksFile[] }
   | { outcome: "landing_blocked"; reason: LandingBlock; files: string[]; detail: string };
 
 export type StartupAction = { kind: "open_session"; session_id: string } | { kind: "run_task"; task: string; workspace: string };

@@ -180,6 +180,10 @@ enum SessionsCommand {
         /// are named; --force-revert overwrites them too.
         #[arg(long, requires = "reject")]
         revert: bool,
+        /// With --revert: put back the task's other files, and keep as they are the ones someone
+        /// (you, or another task) changed since, as the question at the terminal's "n" does.
+        #[arg(long, requires = "revert", conflicts_with = "force_revert")]
+        keep_changed: bool,
         /// Send it back: what should change (optional when --comment says it). Your comments
         /// the review found not met go with it, checked again: alone, they are enough.
         #[arg(long, value_name = "FEEDBACK", num_args = 0..=1, default_missing_value = "")]
@@ -559,12 +563,12 @@ fn main() -> ExitCode {
                         attempts::group(group, choose, cancel, reject, compare, opts).await
                     }
                 },
-                SessionsCommand::Review { id, approve, reject, resolve, revert, request_changes, comments, let_go, copy_ignored, dismiss, restore, opts } => {
+                SessionsCommand::Review { id, approve, reject, resolve, revert, keep_changed, request_changes, comments, let_go, copy_ignored, dismiss, restore, opts } => {
                     match sessions::known(&id, &opts.common) {
                         Err(code) => code,
                         Ok(id) => {
                             let opts = config::for_session(opts, &id);
-                            let v = run::Verdict { approve, reject, resolve, revert, request_changes, comments, let_go, copy_ignored, dismiss, restore };
+                            let v = run::Verdict { approve, reject, resolve, revert, keep_changed, request_changes, comments, let_go, copy_ignored, dismiss, restore };
                             run::review(id, v, opts).await
                         }
                     }

@@ -958,8 +958,8 @@ fn decide_in_terminal(
             None => return Some(decided_elsewhere(store, sid)),
         };
     match engine.submit_review(review, decision, None, revert, force_revert, DecidedBy::Person) {
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
-            let asked = crate::hint::sentence(&in_the_way(&conflicts, &no_file));
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file, other_tasks }) => {
+            let asked = crate::hint::sentence(&in_the_way(&conflicts, &no_file, &other_tasks));
             let q = format!("{asked}. Overwrite {} too? [y/N]: ", if conflicts.len() == 1 { "it" } else { "them" });
             let Some(a) = line_while_open(store, review, &q) else { return Some(decided_elsewhere(store, sid)) };
             // Either way the rest is reverted; those files only when the person says so, and
@@ -1144,7 +1144,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, .. }) => errln!("Rejected."),
         Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. }) => errln!("Approved."),
         Ok(ReviewOutcome::Decided { .. }) => errln!("Sent back to the agent."),
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file)),
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file, other_tasks }) => errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file, &other_tasks)),
         // Not a landing that stopped short: this approve never began, and the other decides.
         // No event of it was stored, so it is said even after the events were shown.
         Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, detail, .. }) => errln!("{}.", crate::hint::sentence(&detail)),
@@ -1162,17 +1162,37 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
 /// What is in a revert's way, each as what it is: a file someone changed after the agent (a copy
 /// of it is kept if it is overwritten), or a pipe or a socket where the agent left no file (never
 /// copied).
-fn in_the_way(conflicts: &[String], no_file: &[String]) -> String {
+fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishline_engine::agent::OtherTasksFile]) -> String {
     let (pipes, edited): (Vec<&String>, Vec<&String>) = conflicts.iter().partition(|c| no_file.contains(c));
+    let (theirs, edited): (Vec<&String>, Vec<&String>) = edited.into_iter().partition(|c| other_tasks.iter().any(|t| &&t.path == c));
     let join = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
     let mut said = Vec::new();
+    // Another task's work is named as that task's: "your version" would have the person think
+    // the file holds only their own edit.
+    for path in theirs {
+        let by: Vec<String> = other_tasks.iter().filter(|t| &t.path == path).map(|t| format!("“{}” ({})", t.title, t.session)).collect();
+        said.push(format!(
+            "{path} was changed by another task in this folder too, {}: reverting it would undo that task's work (a copy is kept if it is overwritten)",
+            by.join(" and ")
+        ));
+    }
     if !edited.is_empty() {
-        said.push(format!("someone changed {} after the agent (a copy of your version is kept if it is overwritten)", join(&edited)));
+        said.push(format!("someone (you, or a command) changed {} after the agent (a copy of what is there now is kept if it is overwritten)", join(&edited)));
     }
     if !pipes.is_empty() {
         said.push(format!("a pipe or a socket is there now where the agent left no file, perhaps yours, which cannot be copied: {}", join(&pipes)));
     }
     said.join("; ")
+}
+
+/// The two answers to a revert that stopped at files changed since: keep them and put back the
+/// rest, or overwrite them too.
+fn revert_ways(sid: &SessionId, decided: &str) -> String {
+    format!(
+        "to put back the rest and keep them as they are: `{}`; to overwrite them too (a copy of each is kept): `{}`",
+        crate::hint::command(&format!("sessions review {sid} {decided} --keep-changed")),
+        crate::hint::command(&format!("sessions review {sid} {decided} --force-revert"))
+    )
 }
 
 /// What to do about a decision that stopped short, as the command that does it.
@@ -1192,8 +1212,8 @@ fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) 
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
         (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
-            "to overwrite them too (a copy of each file of yours is kept): `{}`; to reject without reverting anything: `{}`",
-            crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert")),
+            "{}; to reject without reverting anything: `{}`",
+            revert_ways(sid, "--reject --revert"),
             crate::hint::command(&format!("sessions review {sid} --reject"))
         )),
         _ => None,
@@ -1207,6 +1227,8 @@ pub struct Verdict {
     /// Send a landing that conflicts back to the agent, as the window's "Let the agent resolve it".
     pub resolve: bool,
     pub revert: bool,
+    /// With `revert`: the files someone changed since are kept, the rest put back.
+    pub keep_changed: bool,
     pub request_changes: Option<String>,
     /// `FILE:LINE[-LINE]=TEXT`, each a comment on the diff.
     pub comments: Vec<String>,
@@ -1309,7 +1331,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     };
     let sid = SessionId(id);
     if decision == Decision::Reject && v.revert && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::Rejected) {
-        return revert_later(&engine, &sid, opts.force_revert, json);
+        return revert_later(&engine, &sid, overwrite_of(&opts, &v), json);
     }
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
@@ -1328,7 +1350,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let choice = finishline_engine::agent::ReviewChoice {
         feedback: v.request_changes.clone(),
         revert: v.revert,
-        overwrite: if opts.force_revert { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing },
+        overwrite: overwrite_of(&opts, &v),
         landing: opts.land.map(|l| l.mode()),
         let_go: let_go.clone(),
         ..finishline_engine::agent::ReviewChoice::new(decision, DecidedBy::Person)
@@ -1745,20 +1767,29 @@ fn say_changes_stay(store: &Store, sid: &SessionId) {
     }
 }
 
+/// What a revert may overwrite of the files someone changed since: all of them (--force-revert),
+/// none while the rest is put back (--keep-changed), or, not said, nothing before asking.
+fn overwrite_of(opts: &RunOptions, v: &Verdict) -> finishline_engine::agent::Overwrite {
+    use finishline_engine::agent::Overwrite;
+    match (opts.force_revert, v.keep_changed) {
+        (true, _) => Overwrite::All,
+        (false, true) => Overwrite::Files(Vec::new()),
+        (false, false) => Overwrite::Nothing,
+    }
+}
+
 /// `sessions review ID --reject --revert` of a task rejected without a revert: its changes undone
 /// now, as the reject's revert would have.
-fn revert_later(engine: &Arc<Engine>, sid: &SessionId, force: bool, json: bool) -> u8 {
-    let overwrite = if force { finishline_engine::agent::Overwrite::All } else { finishline_engine::agent::Overwrite::Nothing };
+fn revert_later(engine: &Arc<Engine>, sid: &SessionId, overwrite: finishline_engine::agent::Overwrite, json: bool) -> u8 {
     let outcome = tokio::task::block_in_place(|| engine.revert_rejected(sid, overwrite));
     if json {
         print_outcome(&outcome);
     }
     match outcome {
-        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file }) => {
+        Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file, other_tasks }) => {
             if !json {
-                errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file));
-                let force = crate::hint::command(&format!("sessions review {sid} --reject --revert --force-revert"));
-                errln!("To overwrite them too (a copy of each file of yours is kept): `{force}`.");
+                errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file, &other_tasks));
+                errln!("finishline: {}.", revert_ways(sid, "--reject --revert"));
             }
             exit::WAITING
         }

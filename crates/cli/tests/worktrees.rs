@@ -743,6 +743,39 @@ async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_w
     }
 }
 
+/// Two tasks in one plain folder both changed shared.txt, one after the other. Rejecting the first
+/// with revert asks before undoing a file the second changed too, naming that task (not
+/// "someone", not "your version"), and `--keep-changed` reverts the rest while keeping it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_its_file() {
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("alpha task", vec![write_call("a.txt", "a\n"), write_call("shared.txt", "shared by alpha\n")], "shared.txt"),
+        calls_then_done("beta task", vec![write_call("b.txt", "b\n"), write_call("shared.txt", "shared by beta\n")], "shared.txt"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("shared.txt"), "the person's\n").unwrap();
+    let alpha = cli.run("alpha task", &ws, &[]);
+    assert_eq!(alpha.status.code(), Some(6), "{}", String::from_utf8_lossy(&alpha.stderr));
+    let beta = cli.run("beta task", &ws, &[]);
+    assert_eq!(beta.status.code(), Some(6), "{}", String::from_utf8_lossy(&beta.stderr));
+    let (alpha, beta) = (session_of(&alpha), session_of(&beta));
+    let asked = cli.review(&alpha, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&asked.stderr).to_string();
+    assert_eq!(asked.status.code(), Some(6), "{said}");
+    assert!(said.contains("shared.txt") && said.contains("“beta task”") && said.contains(&beta[..12]), "the other task is named, with its id: {said}");
+    assert!(!said.contains("someone changed") && !said.contains("your version"), "not told as the person's own edit: {said}");
+    assert!(said.contains("--keep-changed"), "the way to revert the rest is offered: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "nothing is undone yet");
+    let kept = cli.review(&alpha, &["--reject", "--revert", "--keep-changed"]);
+    let said = String::from_utf8_lossy(&kept.stderr).to_string();
+    assert_eq!(kept.status.code(), Some(3), "{said}");
+    assert!(!ws.join("a.txt").exists(), "the rejected task's own file is undone: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "the other task's work stays: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "b\n");
+}
+
 /// A task that waits its turn in a plain folder says why once, with its status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_waiting_its_turn_says_why_once() {
@@ -1950,7 +1983,11 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
         said.contains(&format!("`finishline sessions review {id} --reject --revert --force-revert --data-dir {}`", cli.data.display())),
         "and how to overwrite it all the same: {said}"
     );
-    assert!(said.contains("a copy of your version is kept"), "and that overwriting keeps their version: {said}");
+    assert!(said.contains("a copy of what is there now is kept"), "and that overwriting keeps their version: {said}");
+    assert!(
+        said.contains(&format!("`finishline sessions review {id} --reject --revert --keep-changed --data-dir {}`", cli.data.display())),
+        "and how to put back the rest, keeping it: {said}"
+    );
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the person's notes\n", "nothing is overwritten");
     let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
     assert_eq!(forced.status.code(), Some(3));

@@ -41,7 +41,7 @@ use crate::store::{NewSession, Store};
 use crate::tool::Toolbox;
 use crate::workspace::checkpoint::Checkpoints;
 pub use attempts::{AttemptSlot, Worker};
-pub use decision::{Overwrite, Rebased, ReviewChoice, ReviewOutcome};
+pub use decision::{OtherTasksFile, Overwrite, Rebased, ReviewChoice, ReviewOutcome};
 pub use permission::PermissionPolicy;
 
 /// A model endpoint: the provider and the model name.

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy, type OtherTasksFile } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { failedAndTakenOver } from "../session/planStrip";
 import { END_LABEL, landedText, STEP_STATE_LABEL, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
@@ -213,6 +213,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   const [conflicts, setConflicts] = useState<string[] | null>(null);
   // Those of them where a pipe or a socket is now: no one's edit, never copied.
   const [noFile, setNoFile] = useState<string[]>([]);
+  const [otherTasks, setOtherTasks] = useState<OtherTasksFile[]>([]);
   const requestChangesButton = useRef<HTMLButtonElement>(null);
   const rejectButton = useRef<HTMLButtonElement>(null);
   // The question goes with the focus in it: back to Reject, which asked it.
@@ -276,6 +277,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       if (out.outcome === "needs_confirmation") {
         setConflicts(out.conflicts);
         setNoFile(out.no_file ?? []);
+        setOtherTasks(out.other_tasks ?? []);
       }
       else if (out.outcome === "landing_blocked") {
         // The blocked landing arrives as an event and shows below; tried again and blocked
@@ -570,7 +572,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           ))}
         </>
       )}
-      <AskedBefore words={review.asked} />
+      <AskedBefore words={review.asked} judged={!!review.verdict} />
       <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} asked={repeated} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
@@ -686,10 +688,12 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
                   ) : review.files.find((f) => f.path === c)?.kind === "created" ? (
                     <>
                       Delete <code>{c}</code> <span className="muted small">(the agent created it: your changes in it go too)</span>
+                      <TheirWork path={c} others={otherTasks} />
                     </>
                   ) : (
                     <>
                       Overwrite <code>{c}</code>
+                      <TheirWork path={c} others={otherTasks} />
                     </>
                   )}
                 </label>
@@ -1153,11 +1157,26 @@ function NotLanded({ review, busy, onBusy }: { review: Review; busy: boolean; on
   );
 }
 
+/** Whose work a revert would undo in `path`, when another task in the folder changed it too:
+ * not the person's edit, as the question's general words would have it. */
+function TheirWork({ path, others, named = false }: { path: string; others: OtherTasksFile[]; named?: boolean }) {
+  const titles = others.filter((o) => o.path === path).map((o) => `“${o.title}”`);
+  if (titles.length === 0) return null;
+  return (
+    <span className="muted small" data-testid="other-task-file">
+      {" "}
+      ({named ? `${path}: ` : ""}
+      {titles.length === 1 ? "another task changed it too" : "other tasks changed it too"}: {titles.join(", ")}; {titles.length === 1 ? "its" : "their"} work there would go)
+    </span>
+  );
+}
+
 /** A task rejected in the person's folder without undoing its changes: they stay, said so, and
  * can be undone from here later, with the same care as Reject's revert (a file changed since
  * the agent is kept unless the person says to overwrite it too). */
 function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; files: number; earlierRounds: boolean }) {
   const [conflicts, setConflicts] = useState<string[] | null>(null);
+  const [otherTasks, setOtherTasks] = useState<OtherTasksFile[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const undo = async (overwrite?: string[]) => {
@@ -1167,6 +1186,7 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
       const out = await ipc.revertRejected(sessionId, overwrite);
       // Done, the summary arrives as an event and replaces this box.
       setConflicts(out.outcome === "needs_confirmation" ? out.conflicts : null);
+      setOtherTasks(out.outcome === "needs_confirmation" ? (out.other_tasks ?? []) : []);
     } catch (e) {
       setError((e as AppError).message);
     } finally {
@@ -1186,7 +1206,10 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
       {conflicts && (
         <p data-testid="undo-later-conflicts">
           {/* Asked before anything is undone: nothing is, yet. */}
-          Nothing is undone yet: {conflicts.join(", ")} changed after the agent (your edits, or another task's).{" "}
+          Nothing is undone yet: {conflicts.join(", ")} changed after the agent (your edits, or another task's).
+          {conflicts.map((c) => (
+            <TheirWork key={c} path={c} others={otherTasks} named />
+          ))}{" "}
           <button className="btn" disabled={busy} onClick={() => void undo([])} data-testid="undo-later-keep">
             Undo the rest, keeping {conflicts.length === 1 ? "it" : "them"}
           </button>{" "}
@@ -1206,7 +1229,7 @@ function UndoLater({ sessionId, files, earlierRounds }: { sessionId: string; fil
 
 /** What the person wrote with Request changes at the review before: this round answers it, and
  * the evaluator's word above judged the run with it. As written, line breaks kept; only text. */
-function AskedBefore({ words }: { words?: string }) {
+function AskedBefore({ words, judged }: { words?: string; judged: boolean }) {
   if (!words) return null;
   return (
     <>
@@ -1214,6 +1237,10 @@ function AskedBefore({ words }: { words?: string }) {
       <blockquote className="person-words asked-before" data-testid="review-asked">
         {words}
       </blockquote>
+      {/* Beside comments that each get a mark, words with none read as checked by one. */}
+      <p className="muted small" data-testid="review-asked-judged">
+        {judged ? "No mark of its own: the evaluator judged this round with it (its word is above)." : "No mark of its own, and the evaluator gave no word at the end: see in the diff whether it was done."}
+      </p>
     </>
   );
 }

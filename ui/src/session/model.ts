@@ -880,14 +880,9 @@ export const STUCK_LABEL: Record<string, string> = {
 /** An attempt rejected because the person landed another of its group. */
 export const NOT_CHOSEN = "Not chosen";
 
-/**
- * A review of work not verified done (stuck, out of budget, said blocked): its badge says how
- * the run ended, so it never reads like one of verified work.
- */
 /** An answer the evaluator could not check (it gave nothing usable): not a plain idle one. */
 export const answerUnchecked = (status: SessionStatus, endReason: EndReason | null | undefined) => status === "idle" && endReason === "conversation_unchecked";
 
-/** What a "Not checked" badge says on hover. */
 /** A task decided with its work left on its branch (kept at approve, or on a reject or a put-away
  * that asked to keep it): its badge says "Branch kept", in the sidebar and the session alike. */
 export function keptBranchTitle(status: SessionStatus, branch: string, discarded = false): string {
@@ -934,8 +929,13 @@ export function keptBranch(m: Pick<SessionModel, "status" | "place">): string | 
   return m.status === "completed" || m.status === "rejected" ? p.worktree.branch : undefined;
 }
 
+/** What a "Not checked" badge says on hover. */
 export const UNCHECKED_TITLE = "Answered, not checked: the evaluator gave no usable answer";
 
+/**
+ * A review of work not verified done (stuck, out of budget, said blocked): its badge says how
+ * the run ended, so it never reads like one of verified work.
+ */
 export function reviewInDoubt(status: SessionStatus, endReason: EndReason | null | undefined): endReason is EndReason {
   return status === "awaiting_review" && !!endReason && endReason !== "verified_done";
 }

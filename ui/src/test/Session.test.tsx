@@ -581,6 +581,9 @@ describe("Session view", () => {
     expect(asked, "what was asked, as written: its markup is words, never drawn").toHaveTextContent("Also add a CHANGELOG.md entry <b>for it</b>");
     expect(asked.querySelector("b")).toBeNull();
     expect(within(screen.getByTestId("review-panel")).getByText("What you asked at your last review")).toBeInTheDocument();
+    // Comments on lines get a mark each; these words have none: said where they are, so they do
+    // not read as checked by a mark that is not there.
+    expect(screen.getByTestId("review-asked-judged"), "who judged them, and how").toHaveTextContent("No mark of its own: the evaluator judged this round with it (its word is above)");
   });
 
   it("a first review, or one after a request with comments only, shows no words asked", async () => {

@@ -1288,6 +1288,28 @@ describe("reject in the folder itself", () => {
     expect(edited).toHaveTextContent(/^Overwrite notes\.md$/);
   });
 
+  it("a file another task in the folder changed too is asked about as that task's work, by its title", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "shared.md", kind: "modified", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    const other = { path: "shared.md", session: "ses_beta", title: "beta: tidy <b>up</b>" };
+    script(events, (cmd) => (cmd === "submit_review" ? { outcome: "needs_confirmation", conflicts: ["notes.md", "shared.md"], other_tasks: [other] } : null));
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("revert-checkbox"));
+    await user.click(screen.getByTestId("reject"));
+    await screen.findByTestId("revert-conflicts");
+    const [edited, theirs] = screen.getAllByTestId("overwrite-label");
+    expect(edited).toHaveTextContent(/^Overwrite notes\.md$/);
+    expect(theirs, "whose work it would undo, its title as words").toHaveTextContent("Overwrite shared.md (another task changed it too: “beta: tidy <b>up</b>”; its work there would go)");
+    expect(theirs.querySelector("b")).toBeNull();
+  });
+
   it("while the reject and revert it confirmed is under way, its question cannot be changed or sent again", async () => {
     seq = 0;
     const events = [

@@ -162,6 +162,10 @@ pub enum ReviewOutcome {
         /// edit of anyone's, yet perhaps the person's (a server's socket), and never copied.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         no_file: Vec<String>,
+        /// Those of them another task in the folder changed too (or showed for review), by task:
+        /// its work, not the person's, is what a revert would undo there.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        other_tasks: Vec<OtherTasksFile>,
     },
     /// Approve could not land the task; nothing was overwritten and the review is still open.
     LandingBlocked { reason: LandingBlock, files: Vec<String>, detail: String },
@@ -169,10 +173,20 @@ pub enum ReviewOutcome {
 
 impl ReviewOutcome {
     /// The question before a revert touches `conflicts`, each said as what it is.
-    pub(super) fn needs_confirmation(cp: &Checkpoints, conflicts: Vec<String>) -> Self {
+    pub(super) fn needs_confirmation(cp: &Checkpoints, conflicts: Vec<String>, touches: &[OtherTasksFile]) -> Self {
         let no_file = conflicts.iter().filter(|p| cp.holds_no_file_at(p)).cloned().collect();
-        ReviewOutcome::NeedsConfirmation { conflicts, no_file }
+        let other_tasks = touches.iter().filter(|t| conflicts.contains(&t.path)).cloned().collect();
+        ReviewOutcome::NeedsConfirmation { conflicts, no_file, other_tasks }
     }
+}
+
+/// A file of this task's that another task in the same folder changed in a run, or showed for
+/// review, since this task first worked there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtherTasksFile {
+    pub path: String,
+    pub session: SessionId,
+    pub title: String,
 }
 
 /// The commit the task's last review showed: the run's last commit before it (in this worktree),
@@ -424,6 +438,19 @@ pub(super) struct Unapproved {
 /// A task in a folder inside this one, or around it, names the same files by other paths: read
 /// from its folder, they are paths of this one.
 pub(super) fn touched_by_other_tasks(store: &Store, stores: &Path, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<String>> {
+    Ok(paths_of(&other_tasks_touches(store, stores, session, workspace, since)?))
+}
+
+/// The paths among `touches`, each once.
+pub(super) fn paths_of(touches: &[OtherTasksFile]) -> Vec<String> {
+    let mut paths: Vec<String> = touches.iter().map(|t| t.path.clone()).collect();
+    paths.dedup();
+    paths
+}
+
+/// [`touched_by_other_tasks`], each path with the task that touched it (a path two tasks touched
+/// is there twice), sorted by path.
+pub(super) fn other_tasks_touches(store: &Store, stores: &Path, session: &SessionId, workspace: &str, since: &str) -> Result<Vec<OtherTasksFile>> {
     let all = store.list_sessions(&crate::store::ListQuery { limit: 100_000, ..Default::default() })?;
     let here = Path::new(workspace);
     let mut paths = Vec::new();
@@ -447,10 +474,10 @@ pub(super) fn touched_by_other_tasks(store: &Store, stores: &Path, session: &Ses
                 (None, Some(sub)) => Path::new(&path).strip_prefix(sub).ok().map(Path::to_path_buf),
                 (None, None) => None,
             };
-            paths.extend(mine.map(|p| p.to_string_lossy().into_owned()));
+            paths.extend(mine.map(|p| OtherTasksFile { path: p.to_string_lossy().into_owned(), session: other.id.clone(), title: other.title.clone() }));
         }
     }
-    paths.sort();
+    paths.sort_by(|a, b| (&a.path, &a.session.0).cmp(&(&b.path, &b.session.0)));
     paths.dedup();
     Ok(paths)
 }
@@ -701,11 +728,12 @@ impl Engine {
         let Some(Unapproved { owned, since, .. }) = unapproved else {
             return self.reject_legacy(summary, review, choice, resolved, &cp);
         };
-        let mut others = touched_by_other_tasks(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
+        let touches = other_tasks_touches(&self.store, &self.config.data_dir.join("checkpoints"), &summary.id, &summary.workspace, &since)?;
+        let mut others = paths_of(&touches);
         others.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &others)?;
         if !changed_since.is_empty() && choice.overwrite == Overwrite::Nothing {
-            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since));
+            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since, &touches));
         }
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| choice.overwrite.allows(p)).collect();
         // The decision and the intent in one step; the files follow.
@@ -739,7 +767,7 @@ impl Engine {
             // This revert overwrites all or nothing: the files named must be every one it would.
             force |= !conflicts.is_empty() && conflicts.iter().all(|c| choice.overwrite.allows(c));
             if !conflicts.is_empty() && !force {
-                return Ok(ReviewOutcome::needs_confirmation(cp, conflicts));
+                return Ok(ReviewOutcome::needs_confirmation(cp, conflicts, &[]));
             }
             // The person's versions first, as for any revert told to overwrite; without every
             // copy, nothing of theirs is overwritten.

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::decision::{
-    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, made_before, remove_made_folders, revert_owned, reverted_event, session_lock,
-    touched_by_other_tasks, unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
+    busy_folder, changed_since, copies_folder, hold_the_folder, in_place_folder, made_before, other_tasks_touches, paths_of, remove_made_folders, revert_owned,
+    reverted_event, session_lock, unapproved_changes, unrecorded_work, Overwrite, ReviewOutcome, Unapproved, FOLDER_WAIT,
 };
 use super::Engine;
 use crate::domain::*;
@@ -91,17 +91,13 @@ impl Engine {
         let _folder = hold_the_folder(&self.config.data_dir, &folder, FOLDER_WAIT)?.ok_or_else(|| busy_folder(&folder, "revert again"))?;
         let cp = self.checkpoints(session, &folder)?;
         // Since its first round: another task may have written one of its files between rounds.
-        let mut later = touched_by_other_tasks(
-            &self.store,
-            &self.config.data_dir.join("checkpoints"),
-            session,
-            &summary.workspace,
-            since.as_str().min(rejected_at.as_str()),
-        )?;
+        let touches =
+            other_tasks_touches(&self.store, &self.config.data_dir.join("checkpoints"), session, &summary.workspace, since.as_str().min(rejected_at.as_str()))?;
+        let mut later = paths_of(&touches);
         later.extend(made_before(&cp, &owned, &since));
         let changed_since = changed_since(&cp, &owned, &later)?;
         if !changed_since.is_empty() && overwrite == Overwrite::Nothing {
-            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since));
+            return Ok(ReviewOutcome::needs_confirmation(&cp, changed_since, &touches));
         }
         let overwrite: Vec<String> = changed_since.into_iter().filter(|p| overwrite.allows(p)).collect();
         // The intent first; the files follow.
