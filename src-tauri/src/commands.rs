@@ -122,14 +122,23 @@ pub async fn start_session(
         };
     }
     let engine = state.engine_from(&settings, &workspace, model.as_deref())?;
-    use finishline_engine::agent::{TaskOptions, WhenBusy};
+    use finishline_engine::agent::{TaskOptions, WhenBusy, WhenUndecided};
     let when_busy = match when_busy.as_deref() {
         Some("queue") => WhenBusy::Queue,
         Some("run") => WhenBusy::Run,
         _ => WhenBusy::Ask,
     };
-    let opts =
-        TaskOptions { plan: plan.unwrap_or(settings.plan_mode), isolation, base: base.filter(|b| !b.trim().is_empty()), when_busy, ..Default::default() };
+    // Not answered yet, the window asks about another task's undecided changes too; an answer
+    // to either question (run anyway, queue after it) is the person's word on sharing the folder.
+    let when_undecided = if when_busy == WhenBusy::Ask { WhenUndecided::Ask } else { WhenUndecided::Run };
+    let opts = TaskOptions {
+        plan: plan.unwrap_or(settings.plan_mode),
+        isolation,
+        base: base.filter(|b| !b.trim().is_empty()),
+        when_busy,
+        when_undecided,
+        ..Default::default()
+    };
     let (sid, _) = engine.start_task_with(&task, std::path::Path::new(&workspace), opts)?;
     Ok(sid)
 }

@@ -78,10 +78,10 @@ test("three tasks side by side: one approved lands one commit, one rejected leav
   await open(approved);
   await waitStatus("awaiting_review");
   assert.match(await (await testid("session-worktree")).getText(), /finishline\/.* from main/, "the header names the task's branch");
-  const folder = await (await testid("worktree-path")).getText();
-  assert.ok(existsSync(path.join(folder, "approved.txt")), `the header shows the worktree's folder, which holds the task's file (${folder})`);
   await (await testid("copy-worktree-path")).click();
   await win.app.waitUntil(async () => (await (await testid("worktree-said")).getText()).includes("Path copied"), { timeout: 5000, timeoutMsg: "copying the path never said it was copied" });
+  const folder = await (await testid("worktree-path")).getAttribute("title");
+  assert.ok(existsSync(path.join(folder, "approved.txt")), `copied, the header shows the worktree's folder, which holds the task's file (${folder})`);
   assert.match(await (await testid("approve")).getText(), /land on main/);
   await shot(win.app, "worktrees-review");
   // In a narrower window the review's row wraps or its "Land" choice narrows: no button of the

@@ -768,6 +768,7 @@ export type ErrorCode =
   | "external_agent"
   | "external_agent_auth"
   | "workspace_busy"
+  | "workspace_undecided"
   | "worktree"
   | "repository_gone"
   | "checkpoints"

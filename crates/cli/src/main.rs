@@ -427,7 +427,8 @@ pub struct TaskArgs {
     #[arg(long)]
     pub base: Option<String>,
     /// Another task works in the same plain folder: `queue` after it (default), `run` beside it,
-    /// or `fail`.
+    /// or `fail`. With `fail` a task also does not start where another task's changes wait for
+    /// your review; otherwise it starts and names that task.
     #[arg(long, value_enum, default_value_t = WhenBusyArg::Queue)]
     pub when_busy: WhenBusyArg,
 }

@@ -196,7 +196,7 @@ fn isolation(i: crate::IsolationArg) -> Isolation {
 }
 
 pub(crate) fn task_options(opts: &crate::TaskArgs) -> finishline_engine::agent::TaskOptions {
-    use finishline_engine::agent::{TaskOptions, WhenBusy};
+    use finishline_engine::agent::{TaskOptions, WhenBusy, WhenUndecided};
     TaskOptions {
         plan: opts.plan.mode(),
         isolation: opts.isolation.map(isolation),
@@ -206,6 +206,8 @@ pub(crate) fn task_options(opts: &crate::TaskArgs) -> finishline_engine::agent::
             crate::WhenBusyArg::Run => WhenBusy::Run,
             crate::WhenBusyArg::Fail => WhenBusy::Ask,
         },
+        // Otherwise it starts, and says whose undecided changes share the folder.
+        when_undecided: if opts.when_busy == crate::WhenBusyArg::Fail { WhenUndecided::Ask } else { WhenUndecided::Run },
         ..Default::default()
     }
 }
@@ -231,6 +233,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     // A resumed session prints only what this run adds; a new one prints from its creation.
     let mut after = 0;
+    let new_task = matches!(start, Start::Task(..));
     let started = match start {
         Start::Task(task, how) => engine.start_task_with(&task, &opts.workspace, how).map(|(sid, _)| sid),
         Start::Resume(id, message, model) => {
@@ -285,8 +288,24 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
                 ),
             );
         }
+        Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceUndecided => {
+            let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
+            let waiting = store.waiting_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
+            let Some((other, title)) = waiting else { return fail(exit::FAILED, json, &e.to_string()) };
+            let decide = crate::hint::command(&format!("sessions review {other}"));
+            return fail(
+                exit::FAILED,
+                json,
+                &format!(
+                    "“{title}” ({other}) waits for your review in {ws}, its changes not decided yet, so this task did not start: decide that one first (`{decide}`), or run this one beside it with --when-busy run (each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed). In a git repository each task gets its own worktree instead."
+                ),
+            );
+        }
         Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
     };
+    if new_task {
+        say_shared_folder(&store, &sid);
+    }
     let code = follow(&engine, &store, &sid, &opts, after, interactive).await;
     if let Some(m) = &mcp {
         m.stop_all().await;
@@ -1183,6 +1202,24 @@ fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishlin
         said.push(format!("a pipe or a socket is there now where the agent left no file, perhaps yours, which cannot be copied: {}", join(&pipes)));
     }
     said.join("; ")
+}
+
+/// A new task that works in place beside other tasks' undecided changes says so once: a later
+/// revert that asks about a file both changed is then no surprise.
+fn say_shared_folder(store: &Store, sid: &SessionId) {
+    let Ok(s) = store.session(sid) else { return };
+    if s.isolation == Some(Isolation::Worktree) {
+        return;
+    }
+    let Ok(waiting) = store.waiting_in_folder(&s.workspace, sid) else { return };
+    if waiting.is_empty() {
+        return;
+    }
+    let named: Vec<String> = waiting.iter().map(|(id, title)| format!("“{title}” ({id})")).collect();
+    crate::output::say(&format!(
+        "finishline: this task shares this folder with {}, whose changes wait for your review: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed.\n",
+        named.join(" and ")
+    ));
 }
 
 /// The two answers to a revert that stopped at files changed since: keep them and put back the

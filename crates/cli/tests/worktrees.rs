@@ -765,7 +765,7 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
     let said = String::from_utf8_lossy(&asked.stderr).to_string();
     assert_eq!(asked.status.code(), Some(6), "{said}");
     assert!(said.contains("shared.txt") && said.contains("“beta task”") && said.contains(&beta[..12]), "the other task is named, with its id: {said}");
-    assert!(!said.contains("someone changed") && !said.contains("your version"), "not told as the person's own edit: {said}");
+    assert!(!said.contains("someone (you") && !said.contains("your version"), "not told as the person's own edit: {said}");
     assert!(said.contains("--keep-changed"), "the way to revert the rest is offered: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "nothing is undone yet");
     let kept = cli.review(&alpha, &["--reject", "--revert", "--keep-changed"]);
@@ -774,6 +774,30 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
     assert!(!ws.join("a.txt").exists(), "the rejected task's own file is undone: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "the other task's work stays: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "b\n");
+}
+
+/// A second task in a plain folder where another task's changes wait for review asks first (the
+/// window's question; `--when-busy fail` here), and started all the same it says it shares the
+/// folder with that task, so a later overlap in a file comes as no surprise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_task_where_another_waits_for_review_in_a_plain_folder_asks_first_and_says_so_when_started() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("b.txt", "b\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let first = cli.run("write a.txt", &ws, &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let waiting = session_of(&first);
+    let refused = cli.run("write b.txt", &ws, &["--when-busy", "fail"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(4), "{said}");
+    assert!(said.contains("“write a.txt”") && said.contains(&waiting) && said.contains("waits for your review"), "the waiting task is named: {said}");
+    assert!(said.contains("--when-busy run") && said.contains(&format!("sessions review {waiting}")), "with the ways on: {said}");
+    assert!(!ws.join("b.txt").exists(), "nothing ran");
+    let mut started = cli.run_cmd("write b.txt", &ws, &[]);
+    let started = started.args(["--review", "reject"]).output().unwrap();
+    let said = String::from_utf8_lossy(&started.stderr).to_string();
+    assert!(said.contains("shares this folder with “write a.txt”") && said.contains(&waiting), "started, it says whom it shares the folder with: {said}");
+    assert_eq!(reviewed(&started), vec!["b.txt"], "and its review is its own");
 }
 
 /// A task that waits its turn in a plain folder says why once, with its status.
@@ -3373,7 +3397,7 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     // Reject, and revert: the revert asks about one.txt.
     input.write_all(b"r\ny\n").unwrap();
     let t = Instant::now();
-    while !shown.lock().unwrap().contains("Someone changed one.txt") {
+    while !shown.lock().unwrap().contains("Someone (you, or a command) changed one.txt") {
         assert!(t.elapsed() < Duration::from_secs(30), "the revert asked about one.txt: {}", shown.lock().unwrap());
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -3382,10 +3406,10 @@ async fn overwrite_at_the_terminal_covers_the_files_it_named_not_one_edited_whil
     child.wait().unwrap();
     reading.join().unwrap();
     let said = shown.lock().unwrap().clone();
-    assert!(said.contains("Someone changed one.txt after the agent"), "{said}");
+    assert!(said.contains("Someone (you, or a command) changed one.txt after the agent"), "{said}");
     assert!(!ws.join("one.txt").exists(), "the file it named is reverted, as the person said: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "my edit of two, while it asked\n", "the one edited while it asked is left: {said}");
-    let after_asking = &said[said.find("Someone changed one.txt").unwrap()..];
+    let after_asking = &said[said.find("Someone (you, or a command) changed one.txt").unwrap()..];
     assert!(after_asking.contains("two.txt"), "and named after the question, not only in the review before it: {said}");
 }
 

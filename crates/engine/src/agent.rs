@@ -510,6 +510,15 @@ impl Engine {
                     )));
                 }
             }
+            if opts.when_undecided == WhenUndecided::Ask {
+                // Its changes wait undecided where this one would write: a file both change is
+                // then one whose revert must ask, so the person hears of it before, not after.
+                if let Some((other, title)) = self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.first() {
+                    return Err(Error::WorkspaceUndecided(format!(
+                        "“{title}” ({other}) waits for your review in {ws}, its changes not decided yet. Run this task anyway (the two share the folder: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed), or decide that one first. In a git repository each task gets its own worktree instead."
+                    )));
+                }
+            }
         }
         // A session records who works on it: an external agent as provider `acp` and its name.
         let worker = opts.worker.clone().unwrap_or_else(|| match &self.config.external {
@@ -863,6 +872,17 @@ pub enum WhenBusy {
     Run,
 }
 
+/// What to do when another task's changes in the same plain folder wait for the person's review
+/// (nothing runs there: a queue would have nothing to wait for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenUndecided {
+    /// Start beside them: each task's review and revert cover only its own changes.
+    #[default]
+    Run,
+    /// Refuse with `workspace_undecided`, so the front end can ask the person first.
+    Ask,
+}
+
 /// A new task's choices beside its text and folder.
 #[derive(Debug, Clone, Default)]
 pub struct TaskOptions {
@@ -872,6 +892,7 @@ pub struct TaskOptions {
     /// The branch its worktree starts from; the person's current branch when `None`.
     pub base: Option<String>,
     pub when_busy: WhenBusy,
+    pub when_undecided: WhenUndecided,
     /// Who does the task; the engine's agent when `None`.
     pub worker: Option<Worker>,
     /// The commit its worktree starts from, when it must be exactly that one (attempts).

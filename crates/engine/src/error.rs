@@ -48,6 +48,9 @@ pub enum ErrorCode {
     /// Another task works in place in the same folder right now; the message names it and the
     /// choices (run anyway, queue after it).
     WorkspaceBusy,
+    /// Another task's changes in the same plain folder wait for the person's review: a second
+    /// task there asks first (run it anyway, or decide that one first); no queue to wait in.
+    WorkspaceUndecided,
     /// The task's worktree could not be made, or git refused what the task needed of it.
     Worktree,
     /// The repository a task's worktree belongs to moved away (renamed, moved or deleted): no
@@ -89,6 +92,7 @@ impl ErrorCode {
         ErrorCode::ExternalAgent,
         ErrorCode::ExternalAgentAuth,
         ErrorCode::WorkspaceBusy,
+        ErrorCode::WorkspaceUndecided,
         ErrorCode::Worktree,
         ErrorCode::RepositoryGone,
         ErrorCode::Checkpoints,
@@ -133,6 +137,7 @@ impl ErrorCode {
             ErrorCode::ExternalAgent => "external_agent",
             ErrorCode::ExternalAgentAuth => "external_agent_auth",
             ErrorCode::WorkspaceBusy => "workspace_busy",
+            ErrorCode::WorkspaceUndecided => "workspace_undecided",
             ErrorCode::Worktree => "worktree",
             ErrorCode::RepositoryGone => "repository_gone",
             ErrorCode::Checkpoints => "checkpoints",
@@ -182,6 +187,8 @@ pub enum Error {
     #[error("{0}")]
     WorkspaceBusy(String),
     #[error("{0}")]
+    WorkspaceUndecided(String),
+    #[error("{0}")]
     Worktree(String),
     #[error("{0}")]
     RepositoryGone(String),
@@ -219,6 +226,7 @@ impl Error {
             Error::Mcp(_) => ErrorCode::Mcp,
             Error::External { code, .. } => *code,
             Error::WorkspaceBusy(_) => ErrorCode::WorkspaceBusy,
+            Error::WorkspaceUndecided(_) => ErrorCode::WorkspaceUndecided,
             Error::Worktree(_) => ErrorCode::Worktree,
             Error::RepositoryGone(_) => ErrorCode::RepositoryGone,
             Error::Internal(_) => ErrorCode::Internal,

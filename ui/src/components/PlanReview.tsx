@@ -155,11 +155,17 @@ export function PlanReview({ sessionId, steps, budget, spent = 0, task }: { sess
               <input
                 ref={titles.field(i)}
                 className="grow"
-                aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does" onChange={(e) => edit(i, { title: e.target.value })} />
+                aria-label={`Step ${i + 1} title`} data-testid="plan-edit-title" value={d.title} placeholder="What this step does (empty: its instructions' first line)" onChange={(e) => edit(i, { title: e.target.value })} />
               <button type="button" className="btn icon" onClick={() => remove(i)} title="Remove this step" aria-label={`Remove step ${i + 1}`} data-testid="plan-edit-remove" disabled={busy}>
                 <Trash2 size={14} aria-hidden />
               </button>
             </div>
+            {/* The manager's order, seen: a step removed drops the waits on it, as this shows. */}
+            {d.depends_on.length > 0 && (
+              <p className="muted small plan-edit-after" data-testid="plan-edit-after">
+                Starts after step {d.depends_on.map((x) => x + 1).join(", ")}
+              </p>
+            )}
             {/* Filled in, a box's placeholder is gone: a visible word says which box is which. */}
             <label className="plan-edit-field">
               <span className="muted small">Instructions</span>

@@ -112,7 +112,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
     const to = saidError.current ?? said.current;
     if (lost && to) {
       refocus.current = false;
-      to.focus();
+      // Brought into view only as far as it must be: a plain focus() scrolled the page to put
+      // it at the top, taking the group's title and buttons out of sight when it was in view.
+      to.focus({ preventScroll: true });
+      to.scrollIntoView?.({ block: "nearest" });
     }
   });
   // The person's next click or key is theirs: a later refresh does not move the focus.

@@ -105,7 +105,9 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   // does not move the Run button from under the pointer.
   const [checking, setChecking] = useState(false);
   // Another task works in this plain folder: run anyway, queue after it, or cancel.
-  const [busyAsk, setBusyAsk] = useState<string | null>(null);
+  // What the other task in the folder is doing: at work (a queue to wait in), or done and
+  // waiting for the person's review (nothing to wait for but their decision).
+  const [busyAsk, setBusyAsk] = useState<{ message: string; undecided: boolean } | null>(null);
   // The folder is a whole home folder or the disk's root: run there only at the person's word.
   const [broadAsk, setBroadAsk] = useState<WorkspaceSurvey | null>(null);
   const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
@@ -245,7 +247,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       onStarted(id);
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.
-      if ((err as AppError).code === "workspace_busy") setBusyAsk((err as AppError).message);
+      const code = (err as AppError).code;
+      if (code === "workspace_busy" || code === "workspace_undecided") setBusyAsk({ message: (err as AppError).message, undecided: code === "workspace_undecided" });
       else setError((err as AppError).message);
     } finally {
       setStarting(false);
@@ -502,18 +505,20 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       )}
 
       {busyAsk && (
-        <AlertDialog title="Another task works in this folder" testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
-          <p>{busyAsk}</p>
+        <AlertDialog title={busyAsk.undecided ? "Another task's changes wait for your review here" : "Another task works in this folder"} testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
+          <p>{busyAsk.message}</p>
           <div className="actions">
             <button type="button" className="btn" onClick={() => setBusyAsk(null)} data-testid="busy-cancel" autoFocus>
               Cancel
             </button>
-            <button type="button" className="btn" onClick={() => run(undefined, "run", true)} data-testid="busy-run">
+            <button type="button" className={busyAsk.undecided ? "btn primary" : "btn"} onClick={() => run(undefined, "run", true)} data-testid="busy-run">
               Run anyway
             </button>
-            <button type="button" className="btn primary" onClick={() => run(undefined, "queue", true)} data-testid="busy-queue">
-              Queue after it
-            </button>
+            {!busyAsk.undecided && (
+              <button type="button" className="btn primary" onClick={() => run(undefined, "queue", true)} data-testid="busy-queue">
+                Queue after it
+              </button>
+            )}
           </div>
         </AlertDialog>
       )}

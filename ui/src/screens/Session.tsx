@@ -1144,20 +1144,30 @@ export function SessionView({
                 open its folder
               </button>{" "}
               ·{" "}
-              <button className="link-btn" onClick={() => worktreeAct(Promise.resolve(model.place!.worktree!.folder).then((path) => navigator.clipboard.writeText(path)), "Path copied", "The clipboard is not available here: select the path to copy it")} data-testid="copy-worktree-path">
+              {/* The path is what a terminal or an editor wants: it is what the button's hover
+                  shows, and what "Path copied" shows with it. Not a line of its own in the header,
+                  whose every line is a line less of the review's diff in a short window. */}
+              <button
+                className="link-btn"
+                title={model.place.worktree.folder}
+                onClick={() => worktreeAct(Promise.resolve(model.place!.worktree!.folder).then((path) => navigator.clipboard.writeText(path)), "Path copied", "The clipboard is not available here: the folder is " + model.place!.worktree!.folder)}
+                data-testid="copy-worktree-path"
+              >
                 copy its path
               </button>
               {worktreeSaid && (
                 <span role={worktreeSaid.failed ? "alert" : "status"} className={worktreeSaid.failed ? "field-error" : undefined} data-testid="worktree-said">
                   {" "}
                   · {worktreeSaid.text}
+                  {worktreeSaid.text === "Path copied" && (
+                    // On one line, a long one cut at its start, where the data folder's part is
+                    // the same for every task.
+                    <code className="worktree-path" data-testid="worktree-path" title={model.place.worktree.folder}>
+                      <bdi>{model.place.worktree.folder}</bdi>
+                    </code>
+                  )}
                 </span>
               )}
-              {/* Shown, not only opened: a terminal or an editor wants the path. On one line, a long
-                  one cut at its start, where the data folder's part is the same for every task. */}
-              <code className="worktree-path" data-testid="worktree-path" title={model.place.worktree.folder}>
-                <bdi>{model.place.worktree.folder}</bdi>
-              </code>
             </p>
           )}
         </div>

@@ -379,6 +379,33 @@ describe("New task", () => {
     expect(screen.getByTestId("task-input")).toHaveValue("");
   });
 
+  it("a plain folder where another task's changes wait for review asks first, with no queue to offer", async () => {
+    const calls: string[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "start_session") {
+        const when = (args as { whenBusy: string }).whenBusy;
+        calls.push(when);
+        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /plain, its changes not decided yet." };
+        return "ses_2";
+      }
+    });
+    const onStarted = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await user.type(screen.getByTestId("task-input"), "write b.txt");
+    await user.click(screen.getByTestId("run"));
+    const ask = await screen.findByTestId("workspace-busy-dialog");
+    expect(ask).toHaveTextContent("Another task's changes wait for your review here");
+    expect(ask).toHaveTextContent("write a.txt");
+    expect(screen.queryByTestId("busy-queue"), "nothing runs there to wait for").toBeNull();
+    expect(onStarted).not.toHaveBeenCalled();
+    await user.click(screen.getByTestId("busy-run"));
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_2"));
+    expect(calls).toEqual(["ask", "run"]);
+  });
+
   it("an installed ACP agent can do the task instead of the built-in agent", async () => {
     let started: { agent?: string | null } = {};
     mockIPC((cmd, args) => {

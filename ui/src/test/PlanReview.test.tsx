@@ -24,9 +24,14 @@ describe("Plan review", () => {
     // Filled in, each box still says what it holds.
     expect(criteria[1].closest("label"), "the criteria box is named in words beside it").toHaveTextContent("Done when (one per line)");
     expect(screen.getAllByTestId("plan-edit-instructions")[1].closest("label")).toHaveTextContent("Instructions");
+    // What a step waits for shows, so removing the step it waits for is seen to drop that.
+    expect(screen.getAllByTestId("plan-edit-step")[1]).toHaveTextContent("Starts after step 1");
+    expect(screen.getAllByTestId("plan-edit-step")[0]).not.toHaveTextContent("Starts after");
+    expect(screen.getByRole("textbox", { name: "Step 1 title" }), "an empty title takes the instructions' first line").toHaveAttribute("placeholder", "What this step does (empty: its instructions' first line)");
     await user.clear(screen.getAllByTestId("plan-edit-title")[1]);
     await user.type(screen.getAllByTestId("plan-edit-title")[1], "Write a short summary");
     await user.click(screen.getAllByTestId("plan-edit-remove")[0]);
+    expect(screen.getAllByTestId("plan-edit-step")[0], "the step it waited for is gone").not.toHaveTextContent("Starts after");
     await user.click(screen.getByTestId("plan-edit-add"));
     expect(screen.getByTestId("plan-run"), "an empty new step must be filled in or removed first").toBeDisabled();
     expect(screen.getByTestId("plan-review")).toHaveTextContent("Step 2 is empty");

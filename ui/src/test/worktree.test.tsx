@@ -660,7 +660,7 @@ describe("a task in its own worktree", () => {
     expect(screen.getByTestId("status-badge"), "landed: done").toHaveTextContent(/^Completed$/);
   });
 
-  it("the header shows the worktree's folder, and opening or copying it says that it did", async () => {
+  it("the header offers the worktree's folder, and opening or copying it says that it did, copying with the path", async () => {
     const opened: unknown[] = [];
     script(reviewWaiting(), (cmd, args) => {
       if (cmd === "open_worktree") opened.push(args);
@@ -668,13 +668,15 @@ describe("a task in its own worktree", () => {
     });
     const user = userEvent.setup();
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("worktree-path")).toHaveTextContent(worktree.folder);
+    expect(await screen.findByTestId("copy-worktree-path"), "its hover says what is copied").toHaveAttribute("title", worktree.folder);
+    expect(screen.queryByTestId("worktree-path"), "not a header line of its own").toBeNull();
     await user.click(screen.getByTestId("open-worktree"));
     expect(opened).toEqual([{ sessionId: "s1", which: "worktree" }]);
     expect(await screen.findByTestId("worktree-said")).toHaveTextContent("Opened in your file manager");
     await user.click(screen.getByTestId("copy-worktree-path"));
     expect(await navigator.clipboard.readText()).toBe(worktree.folder);
     expect(await screen.findByTestId("worktree-said")).toHaveTextContent("Path copied");
+    expect(screen.getByTestId("worktree-path"), "with the path it copied").toHaveTextContent(worktree.folder);
   });
 
   it("a folder no file manager opened says so, then makes way again: it does not stay for the rounds after", async () => {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::changes::current_worktree;
 use super::comparison::{fresh_comparisons, spent_on_comparisons};
 use super::decision::{ReviewChoice, ReviewOutcome};
-use super::{Engine, TaskOptions, WhenBusy};
+use super::{Engine, TaskOptions, WhenBusy, WhenUndecided};
 use crate::domain::*;
 use crate::error::{Error, Result};
 use crate::event::{EngineEvent, Envelope};
@@ -209,6 +209,7 @@ impl Engine {
                 isolation: Some(Isolation::Worktree),
                 base: opts.base.clone(),
                 when_busy: WhenBusy::Run,
+                when_undecided: WhenUndecided::Run,
                 worker: Some(worker),
                 base_commit: Some(base_commit.clone()),
                 attempt: Some(attempt),
