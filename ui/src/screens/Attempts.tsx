@@ -459,6 +459,18 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         {pairs.length > 0 && unanswered === 0 && !comparing && " The evaluator has compared each attempt with the next."}
         {(ranking.comparison_tokens ?? 0) > 0 && ` Asking the evaluator to compare them took ${ranking.comparison_tokens?.toLocaleString()} tokens${decided ? "" : " so far"}, not counted as the attempts' own.`}
       </p>
+      {/* The first is where the person's eye and the filled Land button go: the evaluator's
+          word against it is said here, not only in the small words on its card. */}
+      {(() => {
+        const [first] = ranking.ranking;
+        const w = first?.evaluator;
+        if (!first || first.rank !== 1 || !w?.prefers || w.prefers === first.evidence.label || !first.above_next || decided) return null;
+        return (
+          <p className="notice" data-testid="ranking-overruled">
+            The evaluator prefers <strong>{w.prefers}</strong> to {first.evidence.label}, ranked first by the rule on {first.above_next}. Read both before you land one.
+          </p>
+        );
+      })()}
       {(notice ?? compared) && (
         <p className="notice" role="status" data-testid="attempts-notice" ref={said} tabIndex={-1}>
           {notice ?? compared}

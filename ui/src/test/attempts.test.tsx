@@ -944,6 +944,9 @@ describe("attempts side by side", () => {
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const overruled = await screen.findByTestId("attempt-evaluator-overruled");
     expect(overruled.textContent).toContain("The rule decides here, on a smaller diff (1 line against 2): the evaluator's word orders only attempts the rule finds equal.");
+    // The one ranked first is the one the evaluator liked less: said at the top, beside the rule,
+    // not only in the small words on its card.
+    expect(screen.getByTestId("ranking-overruled")).toHaveTextContent("The evaluator prefers Claude Code to Codex, ranked first by the rule on a smaller diff (1 line against 2).");
   });
 
   it("offers to ask the group's judge when the answers are another model's, and not when they are its own", async () => {
