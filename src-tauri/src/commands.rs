@@ -336,6 +336,18 @@ pub async fn remove_review_comment(app: AppHandle, state: State<'_, AppState>, r
     engine_for_request(&app, &state, &review_id, Need::Decision)?.remove_comment(&review_id, &comment_id)
 }
 
+/// The waiting review's files in a plain folder that are not as its run left them (another task
+/// or the person changed them since): said beside Approve, which keeps them as they are.
+#[tauri::command]
+pub async fn changed_since_run(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    review_id: RequestId,
+) -> Result<Vec<finishline_engine::agent::changed_since_run::ChangedSinceRun>, Error> {
+    let engine = engine_for_request(&app, &state, &review_id, Need::Decision)?;
+    tauri::async_runtime::spawn_blocking(move || engine.changed_since_run(&review_id)).await.map_err(|e| Error::Internal(e.to_string()))?
+}
+
 /// Copies into the person's checkout what the waiting review names as never landing (hidden by
 /// `.gitignore`); nothing there is overwritten.
 #[tauri::command]

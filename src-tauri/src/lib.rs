@@ -133,6 +133,7 @@ pub fn run() {
             commands::answer_question,
             commands::submit_review,
             commands::revert_rejected,
+            commands::changed_since_run,
             commands::resolve_conflict,
             commands::comment_review,
             commands::remove_review_comment,

@@ -733,6 +733,9 @@ export interface Landed {
 /** A file of a task's that another task in the same folder changed too. */
 export type OtherTasksFile = { path: string; session: string; title: string };
 
+/** A review's file not as its run left it; `by`: the other tasks that changed it (none: the person, or a command). */
+export type ChangedSinceRun = { path: string; by?: OtherTasksFile[] };
+
 export type ReviewOutcome =
   | { outcome: "decided"; status: SessionStatus; revert: { restored: string[]; deleted: string[]; conflicts: string[]; copies?: OverwrittenCopy[]; not_copied?: NotCopied[]; applied: boolean } | null; landed?: Landed; kept?: { branch: string; files: string[] } }
   /** `no_file`: those of `conflicts` where a pipe or a socket is now and the run left no file;
@@ -856,6 +859,8 @@ export const ipc = {
   /** Adds (empty id) or edits a comment on lines of a waiting review's diff. */
   commentOnReview: (reviewId: string, comment: ReviewComment) => call<ReviewComment>("comment_review", { reviewId, comment }),
   removeReviewComment: (reviewId: string, commentId: string) => call<void>("remove_review_comment", { reviewId, commentId }),
+  /** The waiting review's files (in a plain folder) that are not as its run left them. */
+  changedSinceRun: (reviewId: string) => call<ChangedSinceRun[]>("changed_since_run", { reviewId }),
   /** Copies into the person's checkout entries the waiting review names as never landing; nothing there is overwritten. */
   copyIgnored: (reviewId: string, entries: string[]) => call<{ copied: string[]; left: string[]; failed: string[] }>("copy_ignored", { reviewId, entries }),
   /** A reviewed file's whole text, as the run left it ("new") or found it ("old"); null when not text. */

@@ -1204,6 +1204,25 @@ fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishlin
     said.join("; ")
 }
 
+/// The approved task's files that are not as it left them: the diff approved is not what the
+/// folder holds there, and the approval changed nothing to make it so.
+fn say_changed_since_run(drifted: &[finishline_engine::agent::changed_since_run::ChangedSinceRun]) {
+    if drifted.is_empty() {
+        return;
+    }
+    let each: Vec<String> = drifted
+        .iter()
+        .map(|d| {
+            let by: Vec<String> = d.by.iter().map(|t| format!("“{}” ({})", t.title, t.session)).collect();
+            format!("{} (changed by {})", d.path, if by.is_empty() { "you, or a command".to_string() } else { by.join(" and ") })
+        })
+        .collect();
+    crate::output::say(&format!(
+        "finishline: not as the task left them, and kept as they are now: {}. Its diff shows what it wrote there, not what the folder holds.\n",
+        each.join(", ")
+    ));
+}
+
 /// A new task that works in place beside other tasks' undecided changes says so once: a later
 /// revert that asks about a file both changed is then no surprise.
 fn say_shared_folder(store: &Store, sid: &SessionId) {
@@ -1401,6 +1420,10 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     let accepted = (decision == Decision::Approve).then(|| asked_review(&store.events(&sid, 0).unwrap_or_default(), &review_id).accepted_lines());
     // Approving an attempt chooses it for its group: what that sets aside is said with it.
     let aside = (decision == Decision::Approve).then(|| crate::attempts::set_aside(&store, &sid)).flatten();
+    // Looked at before: once approved, the review is no longer waiting. An approval in place
+    // changes no file, so what it finds holds after it too.
+    let drifted =
+        if decision == Decision::Approve { tokio::task::block_in_place(|| engine.changed_since_run(&review_id)).unwrap_or_default() } else { Vec::new() };
     let outcome = tokio::task::block_in_place(|| engine.decide(&review_id, choice));
     if let Some((t, _)) = on_signal {
         t.abort();
@@ -1412,6 +1435,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     tokio::task::block_in_place(|| finishline_engine::fault::pause_at("review-decided"));
     if json {
         print_outcome(&outcome);
+        if matches!(&outcome, Ok(ReviewOutcome::Decided { status: SessionStatus::Completed, .. })) && !drifted.is_empty() {
+            outln!("{}", json!({"type": "changed_since_run", "files": drifted}));
+        }
         // The run followed below starts after the decision's events: what was let go is one
         // of them, and said here.
         for e in store.events(&sid, before).unwrap_or_default().iter().filter(|e| matches!(e.event, EngineEvent::CommentsLetGo { .. })) {
@@ -1441,6 +1467,7 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
             say_worktree_to_mend(&store, &sid);
         }
         if code == exit::OK && decision == Decision::Approve {
+            say_changed_since_run(&drifted);
             crate::output::say(&accepted.unwrap_or_default());
             say_ignored_gone(&store, &sid, &review_id, &v.copy_ignored);
         }

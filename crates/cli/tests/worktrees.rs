@@ -776,6 +776,35 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "b\n");
 }
 
+/// Approving a task in a plain folder whose files are no longer as it left them (another task
+/// wrote one since, the person edited another) says so with the approval: the person approved a
+/// diff that is not what the folder holds, and nothing else would tell them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_task_whose_files_changed_since_in_a_plain_folder_says_which_and_by_whom() {
+    let (_s, dir, cli) = server(vec![
+        calls_then_done("alpha task", vec![write_call("a.txt", "a\n"), write_call("shared.txt", "shared by alpha\n")], "shared.txt"),
+        calls_then_done("beta task", vec![write_call("b.txt", "b\n"), write_call("shared.txt", "shared by beta\n")], "shared.txt"),
+    ])
+    .await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let alpha = cli.run("alpha task", &ws, &[]);
+    assert_eq!(alpha.status.code(), Some(6), "{}", String::from_utf8_lossy(&alpha.stderr));
+    let beta = cli.run("beta task", &ws, &[]);
+    assert_eq!(beta.status.code(), Some(6), "{}", String::from_utf8_lossy(&beta.stderr));
+    std::fs::write(ws.join("a.txt"), "my own a\n").unwrap();
+    let approved = cli.review(&session_of(&alpha), &["--approve"]);
+    let said = String::from_utf8_lossy(&approved.stderr).to_string();
+    assert_eq!(approved.status.code(), Some(0), "{said}");
+    assert!(said.contains("Approved."), "{said}");
+    assert!(said.contains("shared.txt (changed by “beta task”"), "another task's change is named with its task: {said}");
+    assert!(said.contains("a.txt (changed by you, or a command)"), "and the person's own: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "an approval changes no file");
+    let unchanged = cli.review(&session_of(&beta), &["--approve"]);
+    let said = String::from_utf8_lossy(&unchanged.stderr).to_string();
+    assert!(!said.contains("not as the task left"), "a task whose files are as it left them is approved with no such word: {said}");
+}
+
 /// A second task in a plain folder where another task's changes wait for review asks first (the
 /// window's question; `--when-busy fail` here), and started all the same it says it shares the
 /// folder with that task, so a later overlap in a file comes as no surprise.

@@ -4,6 +4,7 @@
 //! recorded once, and a wake-up channel.
 
 pub mod attempts;
+pub mod changed_since_run;
 pub mod changes;
 pub mod comparison;
 pub mod config;

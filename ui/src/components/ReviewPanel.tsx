@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode, type RefObject } from "react";
-import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy, type OtherTasksFile } from "../ipc";
+import { AppError, ipc, sentence, TRUST_SHOWN_FROM, type Phase, type AuditFinding, type FileChange, type ReviewComment, type DecisionOccasion, type EvaluatorTrust, type LandingBlock, type LandingMode, type NotCopied, type OverwrittenCopy, type OtherTasksFile, type ChangedSinceRun } from "../ipc";
 import { repeatedInWords } from "../session/cardSummary";
 import { failedAndTakenOver } from "../session/planStrip";
 import { END_LABEL, landedText, STEP_STATE_LABEL, stepSummary, stepsDone, STUCK_LABEL, type Place, type PlanView, type Review, type Reverted } from "../session/model";
@@ -214,6 +214,9 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
   // Those of them where a pipe or a socket is now: no one's edit, never copied.
   const [noFile, setNoFile] = useState<string[]>([]);
   const [otherTasks, setOtherTasks] = useState<OtherTasksFile[]>([]);
+  // In a plain folder, the review's files not as the agent left them (another task's or the
+  // person's change since): looked at when the review opens and when the window comes back.
+  const drifted = useChangedSinceRun(review.reviewId, !review.decided && !worktree);
   const requestChangesButton = useRef<HTMLButtonElement>(null);
   const rejectButton = useRef<HTMLButtonElement>(null);
   // The question goes with the focus in it: back to Reject, which asked it.
@@ -625,6 +628,21 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <p className="muted small" data-testid="auto-approve-note">
           Not approved automatically: {review.autoApprove.reason}.
         </p>
+      )}
+      {drifted.length > 0 && (
+        <div className="panel callout small" role="status" data-testid="changed-since-run">
+          <p>
+            Not as the agent left {drifted.length === 1 ? "it" : "them"}, changed since: approving keeps {drifted.length === 1 ? "it" : "them"} as{" "}
+            {drifted.length === 1 ? "it is" : "they are"} now, and the diff below shows what the agent wrote, not what the folder holds.
+          </p>
+          <ul>
+            {drifted.map((d) => (
+              <li key={d.path}>
+                <code>{d.path}</code> <span className="muted">(changed by {d.by && d.by.length > 0 ? d.by.map((t) => `“${t.title}”`).join(" and ") : "you, or a command"})</span>
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       {/* A follow-up's diff is what changed since the person's last review, not the whole task. */}
       <h3 data-testid="review-files-heading">
@@ -1155,6 +1173,31 @@ function NotLanded({ review, busy, onBusy }: { review: Review; busy: boolean; on
       )}
     </div>
   );
+}
+
+/** The waiting review's files not as its run left them, while `looking`: asked when the review
+ * opens and each time the window comes back (the person may have edited one meanwhile). */
+function useChangedSinceRun(reviewId: string, looking: boolean): ChangedSinceRun[] {
+  const [drifted, setDrifted] = useState<ChangedSinceRun[]>([]);
+  useEffect(() => {
+    if (!looking) {
+      setDrifted([]);
+      return;
+    }
+    let live = true;
+    const look = () =>
+      ipc.changedSinceRun(reviewId).then(
+        (d) => live && setDrifted(d ?? []),
+        () => {},
+      );
+    void look();
+    window.addEventListener("focus", look);
+    return () => {
+      live = false;
+      window.removeEventListener("focus", look);
+    };
+  }, [reviewId, looking]);
+  return drifted;
 }
 
 /** Whose work a revert would undo in `path`, when another task in the folder changed it too:

@@ -1290,6 +1290,33 @@ describe("reject in the folder itself", () => {
     expect(edited).toHaveTextContent(/^Overwrite notes\.md$/);
   });
 
+  it("a review in a plain folder says which of its files are not as the agent left them, and by whom, before Approve", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "shared.md", kind: "modified", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ];
+    let asked = 0;
+    script(events, (cmd) => {
+      if (cmd !== "changed_since_run") return null;
+      asked++;
+      return asked === 1 ? [] : [{ path: "shared.md", by: [{ path: "shared.md", session: "ses_beta", title: "beta task" }] }, { path: "notes.md" }];
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    await screen.findByTestId("review-panel");
+    await vi.waitFor(() => expect(asked).toBe(1));
+    expect(screen.queryByTestId("changed-since-run"), "as the agent left them: nothing to say").toBeNull();
+    // The person edits a file elsewhere and comes back to the window.
+    window.dispatchEvent(new Event("focus"));
+    const said = await screen.findByTestId("changed-since-run");
+    expect(said).toHaveTextContent("approving keeps them as they are now");
+    expect(said).toHaveTextContent("shared.md (changed by “beta task”)");
+    expect(said).toHaveTextContent("notes.md (changed by you, or a command)");
+  });
+
   it("a file another task in the folder changed too is asked about as that task's work, by its title", async () => {
     seq = 0;
     const events = [
