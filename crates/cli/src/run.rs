@@ -1190,8 +1190,9 @@ fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishlin
     // the file holds only their own edit.
     for path in theirs {
         let by: Vec<String> = other_tasks.iter().filter(|t| &t.path == path).map(|t| format!("“{}” ({})", t.title, t.session)).collect();
+        let them = if by.len() == 1 { "that task's" } else { "their" };
         said.push(format!(
-            "{path} was changed by another task in this folder too, {}: reverting it would undo that task's work (a copy is kept if it is overwritten)",
+            "{path} was changed by another task here too, {}: it may hold {them} work, which reverting it would undo (a copy is kept if it is overwritten)",
             by.join(" and ")
         ));
     }
@@ -1243,9 +1244,10 @@ fn say_shared_folder(store: &Store, sid: &SessionId) {
 
 /// The two answers to a revert that stopped at files changed since: keep them and put back the
 /// rest, or overwrite them too.
-fn revert_ways(sid: &SessionId, decided: &str) -> String {
+fn revert_ways(sid: &SessionId, decided: &str, files: usize) -> String {
+    let (them, are, each) = if files == 1 { ("it", "it is", "it") } else { ("them", "they are", "each") };
     format!(
-        "to put back the rest and keep them as they are: `{}`; to overwrite them too (a copy of each is kept): `{}`",
+        "to put back the rest and keep {them} as {are}: `{}`; to overwrite {them} too (a copy of {each} is kept): `{}`",
         crate::hint::command(&format!("sessions review {sid} {decided} --keep-changed")),
         crate::hint::command(&format!("sessions review {sid} {decided} --force-revert"))
     )
@@ -1267,9 +1269,9 @@ fn next_step(outcome: &finishline_engine::Result<ReviewOutcome>, again: &Again) 
             Some(landing_ways(*reason, &crate::hint::command(&format!("sessions attempts {group} --choose {sid}")), None))
         }
         // The review is still open: the same reject may overwrite those files too, or revert none.
-        (Ok(ReviewOutcome::NeedsConfirmation { .. }), Again::Review(sid)) => Some(format!(
+        (Ok(ReviewOutcome::NeedsConfirmation { conflicts, .. }), Again::Review(sid)) => Some(format!(
             "{}; to reject without reverting anything: `{}`",
-            revert_ways(sid, "--reject --revert"),
+            revert_ways(sid, "--reject --revert", conflicts.len()),
             crate::hint::command(&format!("sessions review {sid} --reject"))
         )),
         _ => None,
@@ -1853,7 +1855,7 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, overwrite: finishline_eng
         Ok(ReviewOutcome::NeedsConfirmation { conflicts, no_file, other_tasks }) => {
             if !json {
                 errln!("Not reverted: {}.", in_the_way(&conflicts, &no_file, &other_tasks));
-                errln!("finishline: {}.", revert_ways(sid, "--reject --revert"));
+                errln!("finishline: {}.", revert_ways(sid, "--reject --revert", conflicts.len()));
             }
             exit::WAITING
         }

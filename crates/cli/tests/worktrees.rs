@@ -829,6 +829,21 @@ async fn a_second_task_where_another_waits_for_review_in_a_plain_folder_asks_fir
     assert_eq!(reviewed(&started), vec!["b.txt"], "and its review is its own");
 }
 
+/// A task waiting for review in a folder inside this one writes the same files by other paths:
+/// a second task around it asks first too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_for_review_in_a_subfolder_is_asked_about_too() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0), writes("b.txt", "b\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let first = cli.run("write a.txt", &ws.join("sub"), &[]);
+    assert_eq!(first.status.code(), Some(6), "{}", String::from_utf8_lossy(&first.stderr));
+    let refused = cli.run("write b.txt", &ws, &["--when-busy", "fail"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(4), "{said}");
+    assert!(said.contains("“write a.txt”") && said.contains(&session_of(&first)), "{said}");
+}
+
 /// A task that waits its turn in a plain folder says why once, with its status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_waiting_its_turn_says_why_once() {

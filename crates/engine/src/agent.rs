@@ -506,8 +506,17 @@ impl Engine {
             }
             if opts.when_busy == WhenBusy::Ask {
                 if let Some((_, title)) = self.store.live_in_folder(&ws, &SessionId(String::new()))?.first() {
+                    // Either answer shares the folder with undecided work there too: said now,
+                    // since this question is the only one asked.
+                    let waiting: Vec<String> =
+                        self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.into_iter().map(|(_, t)| format!("“{t}”")).collect();
+                    let also = if waiting.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {} also {} for your review there.", waiting.join(" and "), if waiting.len() == 1 { "waits" } else { "wait" })
+                    };
                     return Err(Error::WorkspaceBusy(format!(
-                        "“{title}” is working in {ws} right now. Run this task anyway (the two share the folder; each one's review and revert cover only its own changes), queue it to start when that one ends, or cancel. In a git repository each task gets its own worktree instead."
+                        "“{title}” is working in {ws} right now.{also} Run this task anyway (they share the folder; each one's review and revert cover only its own changes), queue it to start when that one ends, or cancel. In a git repository each task gets its own worktree instead."
                     )));
                 }
             }

@@ -3,6 +3,7 @@ import { useFocusAdded } from "../focusAdded";
 import { ListChecks, Plus, Trash2 } from "lucide-react";
 import { AppError, ipc, type PlanStep } from "../ipc";
 import { ConfirmCancel } from "./ConfirmCancel";
+import { andList } from "../session/planStrip";
 
 /** The most steps a plan may have; the engine refuses more. */
 export const MAX_STEPS = 7;
@@ -163,7 +164,7 @@ export function PlanReview({ sessionId, steps, budget, spent = 0, task }: { sess
             {/* The manager's order, seen: a step removed drops the waits on it, as this shows. */}
             {d.depends_on.length > 0 && (
               <p className="muted small plan-edit-after" data-testid="plan-edit-after">
-                Starts after step {d.depends_on.map((x) => x + 1).join(", ")}
+                Starts after {d.depends_on.length === 1 ? "step" : "steps"} {andList(d.depends_on.map((x) => String(x + 1)))}
               </p>
             )}
             {/* Filled in, a box's placeholder is gone: a visible word says which box is which. */}

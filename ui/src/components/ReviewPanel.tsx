@@ -575,7 +575,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
           ))}
         </>
       )}
-      <AskedBefore words={review.asked} judged={!!review.verdict} />
+      <AskedBefore words={review.asked} judged={!!review.verdict && review.verdict !== "unavailable"} />
       <Checklist criteria={review.criteria} letGo={letGo} onLetGo={toggleLetGo} asked={repeated} />
       {review.audit.length > 0 && (
         <div className="callout panel audit" role="note" data-testid="review-audit">
@@ -1209,7 +1209,7 @@ function TheirWork({ path, others, named = false }: { path: string; others: Othe
     <span className="muted small" data-testid="other-task-file">
       {" "}
       ({named ? `${path}: ` : ""}
-      {titles.length === 1 ? "another task changed it too" : "other tasks changed it too"}: {titles.join(", ")}; {titles.length === 1 ? "its" : "their"} work there would go)
+      {titles.length === 1 ? "another task changed it too" : "other tasks changed it too"}: {titles.join(", ")}; it may hold {titles.length === 1 ? "that task's" : "their"} work, which would go)
     </span>
   );
 }

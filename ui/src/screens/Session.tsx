@@ -938,7 +938,8 @@ export function SessionView({
   const cancel = useCallback(() => act(ipc.cancelRun(sessionId)), [sessionId, act]);
   // Opening a folder shows nothing in this window, and a copy nothing at all: each says it worked,
   // or why not, beside its link; a failure stays until the next try.
-  const [worktreeSaid, setWorktreeSaid] = useState<{ text: string; failed: boolean } | null>(null);
+  // `copied`: the path went to the clipboard, and is shown with the words that say so.
+  const [worktreeSaid, setWorktreeSaid] = useState<{ text: string; failed: boolean; copied?: boolean } | null>(null);
   useEffect(() => {
     if (!worktreeSaid) return;
     // A failure stays longer, to be read, but not for the rounds after: the path is beside it.
@@ -946,10 +947,10 @@ export function SessionView({
     return () => clearTimeout(t);
   }, [worktreeSaid]);
   const worktreeAct = useCallback(
-    (action: Promise<unknown>, done: string, failed?: string) => {
+    (action: Promise<unknown>, done: string, failed?: string, copied = false) => {
       setWorktreeSaid(null);
       action.then(
-        () => setWorktreeSaid({ text: done, failed: false }),
+        () => setWorktreeSaid({ text: done, failed: false, copied }),
         (e: AppError) => setWorktreeSaid({ text: failed ?? e.message, failed: true }),
       );
     },
@@ -1150,7 +1151,7 @@ export function SessionView({
               <button
                 className="link-btn"
                 title={model.place.worktree.folder}
-                onClick={() => worktreeAct(Promise.resolve(model.place!.worktree!.folder).then((path) => navigator.clipboard.writeText(path)), "Path copied", "The clipboard is not available here: the folder is " + model.place!.worktree!.folder)}
+                onClick={() => worktreeAct(Promise.resolve(model.place!.worktree!.folder).then((path) => navigator.clipboard.writeText(path)), "Path copied", "The clipboard is not available here: the folder is " + model.place!.worktree!.folder, true)}
                 data-testid="copy-worktree-path"
               >
                 copy its path
@@ -1159,7 +1160,7 @@ export function SessionView({
                 <span role={worktreeSaid.failed ? "alert" : "status"} className={worktreeSaid.failed ? "field-error" : undefined} data-testid="worktree-said">
                   {" "}
                   · {worktreeSaid.text}
-                  {worktreeSaid.text === "Path copied" && (
+                  {worktreeSaid.copied && (
                     // On one line, a long one cut at its start, where the data folder's part is
                     // the same for every task.
                     <code className="worktree-path" data-testid="worktree-path" title={model.place.worktree.folder}>

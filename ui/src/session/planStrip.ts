@@ -18,7 +18,7 @@ function numberOf(plan: PlanView, index: number): string {
 }
 
 /** "1", "1 and 3", "1, 3 and 4". */
-const andList = (items: string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
+export const andList = (items: string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
 
 /** "step 2" or "steps 2 and 4": the failed steps a revision took over, which the count of steps
  * done leaves out while the lists still number them; empty when there are none. */

@@ -1335,7 +1335,7 @@ describe("reject in the folder itself", () => {
     await screen.findByTestId("revert-conflicts");
     const [edited, theirs] = screen.getAllByTestId("overwrite-label");
     expect(edited).toHaveTextContent(/^Overwrite notes\.md$/);
-    expect(theirs, "whose work it would undo, its title as words").toHaveTextContent("Overwrite shared.md (another task changed it too: “beta: tidy <b>up</b>”; its work there would go)");
+    expect(theirs, "whose work it would undo, its title as words").toHaveTextContent("Overwrite shared.md (another task changed it too: “beta: tidy <b>up</b>”; it may hold that task's work, which would go)");
     expect(theirs.querySelector("b")).toBeNull();
   });
 

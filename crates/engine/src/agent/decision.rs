@@ -444,6 +444,7 @@ pub(super) fn touched_by_other_tasks(store: &Store, stores: &Path, session: &Ses
 /// The paths among `touches`, each once.
 pub(super) fn paths_of(touches: &[OtherTasksFile]) -> Vec<String> {
     let mut paths: Vec<String> = touches.iter().map(|t| t.path.clone()).collect();
+    paths.sort();
     paths.dedup();
     paths
 }

@@ -239,17 +239,27 @@ impl Store {
         Ok(live)
     }
 
-    /// Sessions other than `except` that worked in place in `folder` and wait for the person's
-    /// review, with their titles, the oldest first: their changes are undecided there.
+    /// Sessions other than `except` that worked in place in `folder`, or in a folder inside or
+    /// around it (the same files by other paths), and wait for the person's review, with their
+    /// titles, the oldest first: their changes are undecided there.
     pub fn waiting_in_folder(&self, folder: &str, except: &SessionId) -> Result<Vec<(SessionId, String)>> {
         let conn = self.read();
         let mut stmt = conn.prepare_cached(
-            "SELECT id, title FROM sessions
-             WHERE workspace = ?1 AND id != ?2 AND (isolation IS NULL OR isolation = 'in_place') AND status = 'awaiting_review'
+            "SELECT id, title, workspace FROM sessions
+             WHERE id != ?1 AND (isolation IS NULL OR isolation = 'in_place') AND status = 'awaiting_review'
              ORDER BY created_ms, id",
         )?;
-        let rows = stmt.query_map(params![folder, except.0], |r| Ok((SessionId(r.get(0)?), r.get::<_, String>(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let rows = stmt.query_map(params![except.0], |r| Ok((SessionId(r.get(0)?), r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+        let here = std::path::Path::new(folder);
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, title, there) = row?;
+            let there = std::path::Path::new(&there);
+            if there.starts_with(here) || here.starts_with(there) {
+                out.push((id, title));
+            }
+        }
+        Ok(out)
     }
 
     /// Keeps this process's leases alive; call every few seconds while sessions run.
