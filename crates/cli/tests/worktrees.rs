@@ -743,12 +743,10 @@ async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_w
     }
 }
 
-/// Two tasks in one plain folder both changed shared.txt, one after the other. Rejecting the first
-/// with revert asks before undoing a file the second changed too, naming that task (not
-/// "someone", not "your version"), and `--keep-changed` reverts the rest while keeping it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_its_file() {
-    let (_s, dir, cli) = server(vec![
+/// In a plain folder holding the person's shared.txt, "alpha task" wrote a.txt and shared.txt,
+/// then "beta task" wrote b.txt and shared.txt; both wait for review. The folder and their ids.
+async fn alpha_then_beta_wrote_shared_txt() -> (FakeServer, tempfile::TempDir, Cli, PathBuf, String, String) {
+    let (s, dir, cli) = server(vec![
         calls_then_done("alpha task", vec![write_call("a.txt", "a\n"), write_call("shared.txt", "shared by alpha\n")], "shared.txt"),
         calls_then_done("beta task", vec![write_call("b.txt", "b\n"), write_call("shared.txt", "shared by beta\n")], "shared.txt"),
     ])
@@ -761,6 +759,15 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
     let beta = cli.run("beta task", &ws, &[]);
     assert_eq!(beta.status.code(), Some(6), "{}", String::from_utf8_lossy(&beta.stderr));
     let (alpha, beta) = (session_of(&alpha), session_of(&beta));
+    (s, dir, cli, ws, alpha, beta)
+}
+
+/// Two tasks in one plain folder both changed shared.txt, one after the other. Rejecting the first
+/// with revert asks before undoing a file the second changed too, naming that task (not
+/// "someone", not "your version"), and `--keep-changed` reverts the rest while keeping it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_its_file() {
+    let (_s, _dir, cli, ws, alpha, beta) = alpha_then_beta_wrote_shared_txt().await;
     let asked = cli.review(&alpha, &["--reject", "--revert"]);
     let said = String::from_utf8_lossy(&asked.stderr).to_string();
     assert_eq!(asked.status.code(), Some(6), "{said}");
@@ -781,26 +788,16 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
 /// diff that is not what the folder holds, and nothing else would tell them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_task_whose_files_changed_since_in_a_plain_folder_says_which_and_by_whom() {
-    let (_s, dir, cli) = server(vec![
-        calls_then_done("alpha task", vec![write_call("a.txt", "a\n"), write_call("shared.txt", "shared by alpha\n")], "shared.txt"),
-        calls_then_done("beta task", vec![write_call("b.txt", "b\n"), write_call("shared.txt", "shared by beta\n")], "shared.txt"),
-    ])
-    .await;
-    let ws = dir.path().join("plain");
-    std::fs::create_dir_all(&ws).unwrap();
-    let alpha = cli.run("alpha task", &ws, &[]);
-    assert_eq!(alpha.status.code(), Some(6), "{}", String::from_utf8_lossy(&alpha.stderr));
-    let beta = cli.run("beta task", &ws, &[]);
-    assert_eq!(beta.status.code(), Some(6), "{}", String::from_utf8_lossy(&beta.stderr));
+    let (_s, _dir, cli, ws, alpha, beta) = alpha_then_beta_wrote_shared_txt().await;
     std::fs::write(ws.join("a.txt"), "my own a\n").unwrap();
-    let approved = cli.review(&session_of(&alpha), &["--approve"]);
+    let approved = cli.review(&alpha, &["--approve"]);
     let said = String::from_utf8_lossy(&approved.stderr).to_string();
     assert_eq!(approved.status.code(), Some(0), "{said}");
     assert!(said.contains("Approved."), "{said}");
     assert!(said.contains("shared.txt (changed by “beta task”"), "another task's change is named with its task: {said}");
     assert!(said.contains("a.txt (changed by you, or a command)"), "and the person's own: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("shared.txt")).unwrap(), "shared by beta\n", "an approval changes no file");
-    let unchanged = cli.review(&session_of(&beta), &["--approve"]);
+    let unchanged = cli.review(&beta, &["--approve"]);
     let said = String::from_utf8_lossy(&unchanged.stderr).to_string();
     assert!(!said.contains("not as the task left"), "a task whose files are as it left them is approved with no such word: {said}");
 }
