@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use finishline_engine::agent::{Delivered, Engine, ReviewOutcome};
+use finishline_engine::agent::{Delivered, Engine, OtherTasksFile, ReviewOutcome};
 use finishline_engine::clock::SystemClock;
 use finishline_engine::domain::*;
 use finishline_engine::event::{EngineEvent, Envelope};
@@ -1181,7 +1181,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
 /// What is in a revert's way, each as what it is: a file someone changed after the agent (a copy
 /// of it is kept if it is overwritten), or a pipe or a socket where the agent left no file (never
 /// copied).
-fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishline_engine::agent::OtherTasksFile]) -> String {
+fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[OtherTasksFile]) -> String {
     let (pipes, edited): (Vec<&String>, Vec<&String>) = conflicts.iter().partition(|c| no_file.contains(c));
     let (theirs, edited): (Vec<&String>, Vec<&String>) = edited.into_iter().partition(|c| other_tasks.iter().any(|t| &&t.path == c));
     let join = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
@@ -1189,11 +1189,11 @@ fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishlin
     // Another task's work is named as that task's: "your version" would have the person think
     // the file holds only their own edit.
     for path in theirs {
-        let by: Vec<String> = other_tasks.iter().filter(|t| &t.path == path).map(|t| format!("“{}” ({})", t.title, t.session)).collect();
+        let by: Vec<&OtherTasksFile> = other_tasks.iter().filter(|t| &t.path == path).collect();
         let them = if by.len() == 1 { "that task's" } else { "their" };
         said.push(format!(
             "{path} was changed by another task here too, {}: it may hold {them} work, which reverting it would undo (a copy is kept if it is overwritten)",
-            by.join(" and ")
+            tasks_named(&by)
         ));
     }
     if !edited.is_empty() {
@@ -1205,6 +1205,11 @@ fn in_the_way(conflicts: &[String], no_file: &[String], other_tasks: &[finishlin
     said.join("; ")
 }
 
+/// Other tasks as the person finds them again: “title” (id), joined by "and".
+fn tasks_named(tasks: &[&OtherTasksFile]) -> String {
+    tasks.iter().map(|t| format!("“{}” ({})", t.title, t.session)).collect::<Vec<_>>().join(" and ")
+}
+
 /// The approved task's files that are not as it left them: the diff approved is not what the
 /// folder holds there, and the approval changed nothing to make it so.
 fn say_changed_since_run(drifted: &[finishline_engine::agent::changed_since_run::ChangedSinceRun]) {
@@ -1214,8 +1219,8 @@ fn say_changed_since_run(drifted: &[finishline_engine::agent::changed_since_run:
     let each: Vec<String> = drifted
         .iter()
         .map(|d| {
-            let by: Vec<String> = d.by.iter().map(|t| format!("“{}” ({})", t.title, t.session)).collect();
-            format!("{} (changed by {})", d.path, if by.is_empty() { "you, or a command".to_string() } else { by.join(" and ") })
+            let by: Vec<&OtherTasksFile> = d.by.iter().collect();
+            format!("{} (changed by {})", d.path, if by.is_empty() { "you, or a command".to_string() } else { tasks_named(&by) })
         })
         .collect();
     crate::output::say(&format!(

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import { compareOnce } from "../comparing";
-import type { Compared, EngineEvent, Envelope } from "../ipc";
+import type { Compared, EngineEvent, Envelope, FileChange } from "../ipc";
 import DiffView, { unchangedLines } from "../components/DiffView";
 import { sendLabel } from "../components/ReviewPanel";
 import { SessionView } from "../screens/Session";
@@ -27,6 +27,18 @@ function reviewWaiting(): Envelope[] {
 }
 
 /** Feeds `events` to the view, then whatever `more` returns for each command it sends. */
+/** A task in the plain folder /plain whose review waits, with `files` (path, kind) changed. */
+function inPlaceReview(task: string, files: [string, FileChange["kind"]][]): Envelope[] {
+  seq = 0;
+  return [
+    ev({ type: "session_created", task, workspace: "/plain", provider: "openai", model: "m" }),
+    ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+    ev({ type: "run_started", trigger: "task" }),
+    ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: files.map(([path, kind]) => ({ path, kind, diff: "" })), verification: [] }),
+    ev({ type: "status_changed", status: "awaiting_review" }),
+  ] as Envelope[];
+}
+
 function script(events: Envelope[], onCommand: (cmd: string, args: unknown, push: (e: EngineEvent) => void) => unknown) {
   let channel: { onmessage: (e: Envelope) => void } | null = null;
   const push = (e: EngineEvent) => channel?.onmessage(ev(e));
@@ -1222,14 +1234,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("lists files changed after the run, keeps them unless ticked one by one, and says which were kept", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }, { path: "b.md", kind: "created", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = inPlaceReview("write notes", [["a.md", "created"], ["b.md", "created"]]);
     const sent: { overwrite?: string[] }[] = [];
     script(events, (cmd, args, push) => {
       if (cmd !== "submit_review") return null;
@@ -1271,14 +1276,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("a pipe or a socket where the agent left no file is asked about as what it is, with no copy promised", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "tidy up", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: ".env", kind: "deleted", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = inPlaceReview("tidy up", [[".env", "deleted"], ["notes.md", "modified"]]);
     script(events, (cmd) => (cmd === "submit_review" ? { outcome: "needs_confirmation", conflicts: [".env", "notes.md"], no_file: [".env"] } : null));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
     const user = userEvent.setup();
@@ -1291,14 +1289,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("a review in a plain folder says which of its files are not as the agent left them, and by whom, before Approve", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "shared.md", kind: "modified", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = inPlaceReview("write notes", [["shared.md", "modified"], ["notes.md", "modified"]]);
     let asked = 0;
     script(events, (cmd) => {
       if (cmd !== "changed_since_run") return null;
@@ -1318,14 +1309,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("a file another task in the folder changed too is asked about as that task's work, by its title", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "shared.md", kind: "modified", diff: "" }, { path: "notes.md", kind: "modified", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = inPlaceReview("write notes", [["shared.md", "modified"], ["notes.md", "modified"]]);
     const other = { path: "shared.md", session: "ses_beta", title: "beta: tidy <b>up</b>" };
     script(events, (cmd) => (cmd === "submit_review" ? { outcome: "needs_confirmation", conflicts: ["notes.md", "shared.md"], other_tasks: [other] } : null));
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
@@ -1340,14 +1324,7 @@ describe("reject in the folder itself", () => {
   });
 
   it("while the reject and revert it confirmed is under way, its question cannot be changed or sent again", async () => {
-    seq = 0;
-    const events = [
-      ev({ type: "session_created", task: "write notes", workspace: "/plain", provider: "openai", model: "m" }),
-      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
-      ev({ type: "run_started", trigger: "task" }),
-      ev({ type: "review_requested", review_id: "r1", claim: "success", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [{ path: "a.md", kind: "created", diff: "" }], verification: [] }),
-      ev({ type: "status_changed", status: "awaiting_review" }),
-    ];
+    const events = inPlaceReview("write notes", [["a.md", "created"]]);
     const sent: unknown[] = [];
     script(events, (cmd, args) => {
       if (cmd !== "submit_review") return null;
