@@ -104,7 +104,16 @@ test("closed while a reject's revert finishes, the window goes at once; launched
     await typeInto(app, await app.$('[data-testid="task-input"]'), "write a.txt with the letter A");
     await clickAway(await app.$('[data-testid="run"]'));
     await waitStatusIn(app, "awaiting_review", 20_000);
-    await clickAway(await app.$('[data-testid="revert-checkbox"]'));
+    // Ticked for sure before Reject: a click lost while the review was still settling rejected
+    // without a revert, and the revert this test waits for never started.
+    const revertBox = await app.$('[data-testid="revert-checkbox"]');
+    await app.waitUntil(
+      async () => {
+        if (!(await revertBox.isSelected())) await clickAway(revertBox);
+        return revertBox.isSelected();
+      },
+      { timeout: 10_000, interval: 500, timeoutMsg: "the revert box would not tick" },
+    );
     await clickAway(await app.$('[data-testid="reject"]'));
     // The revert holds here, part way, until the marker goes: a decision under way.
     const t = Date.now();
