@@ -15,7 +15,7 @@ use finishline_engine::store::Store;
 use serde_json::json;
 
 use crate::output::{errln, humanln, outln};
-use crate::run::{ask_permission, fail, open, open_for, report_review, Again, Need, Opened};
+use crate::run::{ask_permission, fail, fail_on, open, open_for, report_review, Again, Need, Opened};
 use crate::sessions::{MIN_END, MIN_PREFIX};
 use crate::typed::Typed;
 use crate::{exit, ReviewMode, RunOptions};
@@ -27,7 +27,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     let json = opts.common.json;
     let workers = match parse_attempts(&spec) {
         Ok(w) => w,
-        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) => return fail_on(exit::USAGE, json, &e),
     };
     if opts.plan_review == crate::PlanReview::Prompt {
         return fail(
@@ -42,7 +42,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
     };
     let (group, started) = match engine.start_attempts(&task, &opts.workspace, workers, how) {
         Ok(g) => g,
-        Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
+        Err(e) => return fail_on(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e),
     };
     let sessions: Vec<SessionId> = started.into_iter().map(|(s, _)| s).collect();
     engine.keep_alive();
@@ -116,7 +116,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
                 decide(&engine, &store, &ranking, &opts, interactive, &stop_deciding)
             }
         }
-        Err(e) => fail(exit::FAILED, json, &e.to_string()),
+        Err(e) => fail_on(exit::FAILED, json, &e),
     };
     if let Some(m) = &mcp {
         m.stop_all().await;
@@ -399,7 +399,7 @@ fn decide(engine: &Arc<Engine>, store: &Store, r: &GroupRanking, opts: &RunOptio
                     exit::REJECTED
                 }
                 // Not rejected: the attempts still wait, and saying "rejected" would hide it.
-                Err(e) => fail(exit::FAILED, opts.common.json, &e.to_string()),
+                Err(e) => fail_on(exit::FAILED, opts.common.json, &e),
             }
         }
         ReviewMode::Prompt if interactive => {
@@ -541,7 +541,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
                 errln!("{n} attempts rejected and their worktrees removed; nothing landed.");
                 exit::REJECTED
             }
-            Err(e) => fail(exit::USAGE, json, &e.to_string()),
+            Err(e) => fail_on(exit::USAGE, json, &e),
         };
     }
     if compare {
@@ -591,7 +591,7 @@ pub async fn group(group: String, choose: Option<String>, cancel: bool, reject: 
     }
     let ranking = match engine.rank_group(&group) {
         Ok(r) => r,
-        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) => return fail_on(exit::USAGE, json, &e),
     };
     let Some(choice) = choose else {
         print_ranking(&ranking, json);

@@ -9,7 +9,7 @@ use finishline_engine::domain::{GroupId, SessionId};
 use finishline_engine::store::{RunsElsewhere, Store};
 
 use crate::output::{errln, outln};
-use crate::run::fail;
+use crate::run::{fail, fail_on};
 use crate::{config, exit, Common};
 
 /// How long a process asked to stop a run has before this one says it has not. It looks every
@@ -57,8 +57,8 @@ pub fn session(id: &str, common: &Common) -> u8 {
             };
         }
         Ok(None) => {}
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, common.json, &e.to_string()),
-        Err(e) => return fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail_on(exit::USAGE, common.json, &e),
+        Err(e) => return fail_on(exit::FAILED, common.json, &e),
     }
     match finishline_engine::agent::cancel_waiting(&store, &config::data_dir(common), &sid) {
         Ok(true) => {
@@ -77,8 +77,8 @@ pub fn session(id: &str, common: &Common) -> u8 {
             let status = store.session(&sid).map(|s| s.status.as_str()).unwrap_or("unknown");
             fail(exit::USAGE, common.json, &format!("{id} is {status}: nothing in it runs or waits, so there is nothing to cancel"))
         }
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => fail(exit::USAGE, common.json, &e.to_string()),
-        Err(e) => fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => fail_on(exit::USAGE, common.json, &e),
+        Err(e) => fail_on(exit::FAILED, common.json, &e),
     }
 }
 
@@ -91,7 +91,7 @@ fn attempts(n: usize) -> String {
 pub fn group(engine: &Engine, store: &Store, group: &GroupId, json: bool) -> u8 {
     let stops = match engine.cancel_group(group) {
         Ok(s) => s,
-        Err(e) => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) => return fail_on(exit::USAGE, json, &e),
     };
     let here = stops.iter().filter(|(_, s)| *s == Stop::Stopped).count();
     let asked: Vec<(SessionId, RunsElsewhere)> = stops.into_iter().filter_map(|(id, s)| if let Stop::Asked(by) = s { Some((id, by)) } else { None }).collect();

@@ -6,7 +6,7 @@ use finishline_engine::judge::audit::Finding;
 use serde_json::json;
 
 use crate::output::outln;
-use crate::run::{fail, no_review, open_for, show_waiting_review, Need, Opened};
+use crate::run::{fail, fail_on, no_review, open_for, show_waiting_review, Need, Opened};
 use crate::{exit, RunOptions};
 
 /// Dismisses the findings at `dismiss` and takes back the dismissals at `restore` (each
@@ -19,7 +19,7 @@ pub fn dismiss_or_restore(id: &str, dismiss: &[String], restore: &[String], opts
     let Some((review, _, _)) = store.pending_requests(&sid).unwrap_or_default().into_iter().find(|(_, k, _)| k == "review") else {
         return Err(fail(exit::USAGE, json, &no_review(&store, &sid)));
     };
-    let events = store.events(&sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
+    let events = store.events(&sid, 0).map_err(|e| fail_on(exit::FAILED, json, &e))?;
     let found = finishline_engine::agent::changes::review_audit(&events, &review);
     let standing = finishline_engine::agent::changes::standing_findings(found.clone(), &events);
     let dismissed: Vec<Finding> = found.iter().filter(|f| !standing.contains(f)).cloned().collect();
@@ -28,7 +28,7 @@ pub fn dismiss_or_restore(id: &str, dismiss: &[String], restore: &[String], opts
     for (f, dismissing) in to_dismiss.iter().map(|f| (f, true)).chain(to_restore.iter().map(|f| (f, false))) {
         let done = if dismissing { engine.dismiss_finding(&sid, f) } else { engine.restore_finding(&sid, f) };
         if let Err(e) = done {
-            return Err(fail(exit::FAILED, json, &e.to_string()));
+            return Err(fail_on(exit::FAILED, json, &e));
         }
         if json {
             outln!("{}", json!({"type": if dismissing { "finding_dismissed" } else { "finding_restored" }, "finding": f}));

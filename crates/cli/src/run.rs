@@ -68,9 +68,25 @@ pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
 }
 
 pub(crate) fn fail(code: u8, json: bool, message: &str) -> u8 {
+    say_failure(code, json, if code == exit::USAGE { "usage" } else { "failed" }, message)
+}
+
+/// An engine error, with the engine's own code on the `--json` line (`workspace_busy`, `auth`,
+/// `not_found`…), the same code the window branches on, so a script can tell a busy folder it
+/// may retry from a failure it may not.
+pub(crate) fn fail_on(code: u8, json: bool, error: &finishline_engine::Error) -> u8 {
+    fail_as(code, json, error.code(), &error.to_string())
+}
+
+/// An engine error told in the CLI's own words (its flags, not the window's buttons).
+pub(crate) fn fail_as(code: u8, json: bool, error: finishline_engine::ErrorCode, message: &str) -> u8 {
+    say_failure(code, json, error.as_str(), message)
+}
+
+fn say_failure(code: u8, json: bool, named: &str, message: &str) -> u8 {
     let message = &crate::hint::pasteable(message);
     if json {
-        outln!("{}", json!({"type": "error", "code": if code == exit::USAGE { "usage" } else { "failed" }, "message": message}));
+        outln!("{}", json!({"type": "error", "code": named, "message": message}));
     }
     crate::output::say(&format!("finishline: {message}\n"));
     code
@@ -274,15 +290,16 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     let sid = match started {
         Ok(s) => s,
-        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail(exit::USAGE, json, &e.to_string()),
+        Err(e) if e.code() == finishline_engine::ErrorCode::NotFound => return fail_on(exit::USAGE, json, &e),
         // The window asks; here the flags are the answer.
         Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceBusy => {
             let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
             let working = store.live_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
-            let Some((other, title)) = working else { return fail(exit::FAILED, json, &e.to_string()) };
-            return fail(
+            let Some((other, title)) = working else { return fail_on(exit::FAILED, json, &e) };
+            return fail_as(
                 exit::FAILED,
                 json,
+                e.code(),
                 &format!(
                     "“{title}” ({other}) is working in {ws} right now, so this task did not start: run it beside that one with --when-busy run (each one's review and revert cover only its own changes), or queue it to start when that one ends with --when-busy queue. In a git repository each task gets its own worktree instead."
                 ),
@@ -291,17 +308,18 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
         Err(e) if e.code() == finishline_engine::ErrorCode::WorkspaceUndecided => {
             let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
             let waiting = store.waiting_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
-            let Some((other, title)) = waiting else { return fail(exit::FAILED, json, &e.to_string()) };
+            let Some((other, title)) = waiting else { return fail_on(exit::FAILED, json, &e) };
             let decide = crate::hint::command(&format!("sessions review {other}"));
-            return fail(
+            return fail_as(
                 exit::FAILED,
                 json,
+                e.code(),
                 &format!(
                     "“{title}” ({other}) waits for your review in {ws}, its changes not decided yet, so this task did not start: decide that one first (`{decide}`), or run this one beside it with --when-busy run (each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed). In a git repository each task gets its own worktree instead."
                 ),
             );
         }
-        Err(e) => return fail(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e.to_string()),
+        Err(e) => return fail_on(if e.code() == finishline_engine::ErrorCode::InvalidInput { exit::USAGE } else { exit::FAILED }, json, &e),
     };
     if new_task {
         say_shared_folder(&store, &sid);
@@ -336,7 +354,7 @@ async fn follow(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, opts:
     let code = loop {
         let env: Envelope = match events.next().await {
             Some(Ok(e)) => e,
-            Some(Err(e)) => break fail(exit::FAILED, json, &e.to_string()),
+            Some(Err(e)) => break fail_on(exit::FAILED, json, &e),
             None => break exit::FAILED,
         };
         view.show(&env);
@@ -590,19 +608,19 @@ async fn run_waiting_plan(
         say_plan_waits(sid, "still waits");
         return Err(exit::WAITING);
     }
-    engine.run_plan(sid, None).map(|_| ()).map_err(|e| fail(exit::FAILED, json, &e.to_string()))
+    engine.run_plan(sid, None).map(|_| ()).map_err(|e| fail_on(exit::FAILED, json, &e))
 }
 
 /// Answers the requests a session was left waiting on, in the terminal (or by `--allow`). With
 /// nobody to ask, says so and exits as waiting: the request stays for the app or a terminal.
 async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, opts: &RunOptions, interactive: bool, message: &str) -> Result<(), u8> {
     let json = opts.common.json;
-    let events = store.events(sid, 0).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
+    let events = store.events(sid, 0).map_err(|e| fail_on(exit::FAILED, json, &e))?;
     if let Some(plan) = finishline_engine::plan::state::PlanState::from_events(&events).filter(|p| p.awaiting_review) {
         let since = events.last().map_or(0, |e| e.seq);
         return run_waiting_plan(engine, sid, &plan, since, opts, interactive).await;
     }
-    let pending = store.pending_requests(sid).map_err(|e| fail(exit::FAILED, json, &e.to_string()))?;
+    let pending = store.pending_requests(sid).map_err(|e| fail_on(exit::FAILED, json, &e))?;
     let Some((request, kind, payload)) = pending.into_iter().find(|(_, k, _)| k == "permission" || k == "question") else {
         return Err(fail(
             exit::FAILED,
@@ -648,7 +666,7 @@ async fn answer_stranded(engine: &Arc<Engine>, store: &Store, sid: &SessionId, o
             Err(exit::OK)
         }
         Some(Ok(_)) => Ok(()),
-        Some(Err(e)) => Err(fail(exit::FAILED, json, &e.to_string())),
+        Some(Err(e)) => Err(fail_on(exit::FAILED, json, &e)),
         None => {
             if kind == "question" {
                 say_question_waits(sid, payload["question"].as_str().unwrap_or("(no question text)"));
@@ -725,7 +743,7 @@ async fn go_ahead_here(engine: &Arc<Engine>, store: &Store, sid: &SessionId, seq
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    engine.run_plan(sid, None).err().map(|e| fail(exit::FAILED, json, &e.to_string()))
+    engine.run_plan(sid, None).err().map(|e| fail_on(exit::FAILED, json, &e))
 }
 
 /// What came of asking for a plan's go-ahead at the terminal.
@@ -1001,7 +1019,7 @@ fn copy_ignored_first(engine: &Arc<Engine>, review_id: &RequestId, paths: &[Stri
         Ok(c) => c,
         Err(e) => {
             let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
-            return Err(fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string()));
+            return Err(fail_on(if usage { exit::USAGE } else { exit::FAILED }, json, &e));
         }
     };
     if json {
@@ -1311,7 +1329,7 @@ async fn resolve(engine: &Arc<Engine>, store: &Arc<Store>, sid: &SessionId, revi
     let after = store.session(sid).map(|s| s.last_seq).unwrap_or(0);
     if let Err(e) = tokio::task::block_in_place(|| engine.resolve_conflict(review_id)) {
         let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
-        return fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string());
+        return fail_on(if usage { exit::USAGE } else { exit::FAILED }, json, &e);
     }
     if json {
         // What the decision did, first, as after `--request-changes --json`.
@@ -1340,7 +1358,7 @@ fn before_deciding(engine: &Arc<Engine>, review_id: &RequestId, v: &Verdict, dec
         copy_ignored_first(engine, review_id, &v.copy_ignored, decision, json)?;
     }
     if !comments.is_empty() {
-        engine.comments(review_id, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))?;
+        engine.comments(review_id, comments).map_err(|e| fail_on(exit::USAGE, json, &e))?;
     }
     Ok((let_go, open))
 }
@@ -1502,7 +1520,7 @@ fn checked_cli_comments(engine: &Engine, review: &RequestId, given: &[String], j
             Err(e) => return Err(fail(exit::USAGE, json, &format!("--comment {e}"))),
         }
     }
-    engine.checked_comments(review, comments).map_err(|e| fail(exit::USAGE, json, &e.to_string()))
+    engine.checked_comments(review, comments).map_err(|e| fail_on(exit::USAGE, json, &e))
 }
 
 /// The ids of the open comments `--let-go` names: each by its place as `--comment` writes it
@@ -1872,7 +1890,7 @@ fn revert_later(engine: &Arc<Engine>, sid: &SessionId, overwrite: finishline_eng
         }
         Err(e) => {
             let usage = matches!(e.code(), finishline_engine::ErrorCode::InvalidInput | finishline_engine::ErrorCode::AlreadyDecided);
-            fail(if usage { exit::USAGE } else { exit::FAILED }, json, &e.to_string())
+            fail_on(if usage { exit::USAGE } else { exit::FAILED }, json, &e)
         }
     }
 }

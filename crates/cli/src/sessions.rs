@@ -67,7 +67,7 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
         }
     }
     match store.list_sessions(&q) {
-        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::FAILED, common.json, &e),
         Ok(rows) => {
             if common.json {
                 for r in rows {
@@ -247,7 +247,7 @@ fn resolve(id: &str, common: &Common, kind: &Kind) -> Result<String, u8> {
     }
     // The start of an id, as `sessions list` shows it, is enough when only one id starts so;
     // else its end, which names the task's worktree and branch (ids made together share a start).
-    let failed = |e: finishline_engine::Error| crate::run::fail(exit::FAILED, common.json, &e.to_string());
+    let failed = |e: finishline_engine::Error| crate::run::fail_on(exit::FAILED, common.json, &e);
     // Read off the list without its prefix (8 characters or more, as with it), it is a start too.
     let start = if id.starts_with(kind.prefix) { id.to_string() } else { format!("{}{id}", kind.prefix) };
     let starting = if id.len() >= MIN_PREFIX { (kind.starting)(&start, SHOWN + 1).map_err(failed)? } else { vec![] };
@@ -339,9 +339,9 @@ pub fn discard(id: &str, keep_branch: bool, common: &Common) -> u8 {
             exit::OK
         }
         Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {
-            crate::run::fail(exit::USAGE, common.json, &e.to_string())
+            crate::run::fail_on(exit::USAGE, common.json, &e)
         }
-        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::FAILED, common.json, &e),
     }
 }
 
@@ -363,7 +363,7 @@ pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
     }
     let s = match store.session(&sid) {
         Ok(s) => s,
-        Err(e) => return crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) => return crate::run::fail_on(exit::FAILED, common.json, &e),
     };
     let waits = match (s.status, &s.work_dir) {
         (SessionStatus::AwaitingReview, Some(folder)) => Some(format!("waits for your review, and its work is in {folder}")),
@@ -414,9 +414,9 @@ pub fn delete(id: &str, yes: bool, common: &Common) -> u8 {
             exit::OK
         }
         Err(e) if matches!(e.code(), finishline_engine::ErrorCode::NotFound | finishline_engine::ErrorCode::InvalidInput) => {
-            crate::run::fail(exit::USAGE, common.json, &e.to_string())
+            crate::run::fail_on(exit::USAGE, common.json, &e)
         }
-        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::FAILED, common.json, &e),
     }
 }
 
@@ -458,7 +458,7 @@ pub fn search(text: &str, common: &Common) -> u8 {
         Err(c) => return c,
     };
     match store.search(text, 50) {
-        Err(e) => crate::run::fail(exit::FAILED, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::FAILED, common.json, &e),
         Ok(hits) => {
             if hits.is_empty() && !common.json {
                 crate::output::say(&format!("No session mentions “{}”.\n", said_back(text.trim())));
@@ -506,7 +506,7 @@ pub fn export_group(group: &str, json: Option<JsonLayout>, common: &Common) -> u
         Err(c) => return c,
     };
     match finishline_engine::agent::group_export::group_export(&store, &GroupId(group.into())) {
-        Err(e) => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::USAGE, common.json, &e),
         Ok(g) => {
             match json {
                 Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&g.to_json()).unwrap_or_default()),
@@ -525,7 +525,7 @@ fn export_as(id: &str, json: Option<JsonLayout>, read_here: bool, common: &Commo
         Err(c) => return c,
     };
     match store.timeline(&SessionId(id.into())) {
-        Err(e) => crate::run::fail(exit::USAGE, common.json, &e.to_string()),
+        Err(e) => crate::run::fail_on(exit::USAGE, common.json, &e),
         Ok(t) => {
             match json {
                 Some(JsonLayout::OneLine) => outln!("{}", serde_json::to_string(&export::to_json(&t)).unwrap_or_default()),

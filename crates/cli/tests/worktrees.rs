@@ -122,6 +122,12 @@ fn session_of(o: &Output) -> String {
     summary(o)["session_id"].as_str().unwrap().to_string()
 }
 
+/// The code of the `--json` error line a refused command printed.
+fn error_code(o: &Output) -> String {
+    let error = lines(o).into_iter().find(|e| e["type"] == "error").unwrap_or_else(|| panic!("an error line: {}", String::from_utf8_lossy(&o.stdout)));
+    error["code"].as_str().unwrap().to_string()
+}
+
 /// The files the session's last review listed, by path.
 fn reviewed(o: &Output) -> Vec<String> {
     let review = lines(o).into_iter().rev().find(|e| e["type"] == "review_requested").expect("a review");
@@ -706,6 +712,7 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
     wait_until_asked(&_s, "write slow.txt");
     let refused = cli.run("write fast.txt", &ws, &["--when-busy", "fail"]);
     assert_eq!(refused.status.code(), Some(4), "with --when-busy fail a busy folder is refused");
+    assert_eq!(error_code(&refused), "workspace_busy", "a script tells a busy folder it may retry from a failure");
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("write slow.txt"), "the message names the task working there: {said}");
     assert!(
@@ -816,6 +823,7 @@ async fn a_second_task_where_another_waits_for_review_in_a_plain_folder_asks_fir
     let refused = cli.run("write b.txt", &ws, &["--when-busy", "fail"]);
     let said = String::from_utf8_lossy(&refused.stderr).to_string();
     assert_eq!(refused.status.code(), Some(4), "{said}");
+    assert_eq!(error_code(&refused), "workspace_undecided", "the JSON line carries the window's code");
     assert!(said.contains("“write a.txt”") && said.contains(&waiting) && said.contains("waits for your review"), "the waiting task is named: {said}");
     assert!(said.contains("--when-busy run") && said.contains(&format!("sessions review {waiting}")), "with the ways on: {said}");
     assert!(!ws.join("b.txt").exists(), "nothing ran");
