@@ -790,6 +790,52 @@ async fn a_revert_stopped_by_another_tasks_change_names_that_task_and_can_keep_i
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "b\n");
 }
 
+/// A review an older version recorded (its files without the contents runs own them by) reverts
+/// between the run's snapshots: `--keep-changed` there too puts back the rest and keeps the file
+/// edited since, instead of asking the same question again and again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_versions_review_can_revert_the_rest_and_keep_a_file_edited_since() {
+    let calls = vec![write_call("a.txt", "task a\n"), write_call("b.txt", "task b\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("write both files", calls, "b.txt")]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write both files", &ws, &[]);
+    assert_eq!(waiting.status.code(), Some(6), "{}", String::from_utf8_lossy(&waiting.stderr));
+    let id = session_of(&waiting);
+    recorded_by_an_older_version(&cli.data, &id);
+    std::fs::write(ws.join("a.txt"), "the person's a\n").unwrap();
+    let asked = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&asked.stderr).to_string();
+    assert_eq!(asked.status.code(), Some(6), "{said}");
+    assert!(said.contains("a.txt") && said.contains("--keep-changed"), "{said}");
+    let kept = cli.review(&id, &["--reject", "--revert", "--keep-changed"]);
+    let said = String::from_utf8_lossy(&kept.stderr).to_string();
+    assert_eq!(kept.status.code(), Some(3), "rejected, not asked again: {said}");
+    assert!(!ws.join("b.txt").exists(), "the rest is put back: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "the person's a\n", "the file edited since is kept: {said}");
+}
+
+/// Strips the session's reviewed files of what runs own them by, as reviews were recorded before.
+fn recorded_by_an_older_version(data: &Path, id: &str) {
+    let db = rusqlite::Connection::open(data.join("history.db")).unwrap();
+    let rows: Vec<(i64, String)> = db
+        .prepare("SELECT seq, body FROM events WHERE session_id = ?1 AND type = 'review_requested'")
+        .unwrap()
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!rows.is_empty(), "a review to rewrite");
+    for (seq, body) in rows {
+        let mut v: Value = serde_json::from_str(&body).unwrap();
+        for f in v["files_changed"].as_array_mut().expect("files").iter_mut() {
+            let f = f.as_object_mut().unwrap();
+            assert!(f.remove("before").is_some() && f.remove("after").is_some(), "a file as runs own it: {f:?}");
+        }
+        db.execute("UPDATE events SET body = ?1 WHERE session_id = ?2 AND seq = ?3", rusqlite::params![v.to_string(), id, seq]).unwrap();
+    }
+}
+
 /// Approving a task in a plain folder whose files are no longer as it left them (another task
 /// wrote one since, the person edited another) says so with the approval: the person approved a
 /// diff that is not what the folder holds, and nothing else would tell them.

@@ -760,24 +760,22 @@ impl Engine {
         resolved: EngineEvent,
         cp: &Checkpoints,
     ) -> Result<ReviewOutcome> {
-        let mut force = choice.overwrite == Overwrite::All;
         let marks = (cp.marked("base"), cp.marked("agent"));
-        let mut copies = Vec::new();
+        let (mut copies, mut not_copied, mut overwrite) = (Vec::new(), Vec::new(), Vec::new());
         if let (Some(base), Some(agent)) = &marks {
             let conflicts = cp.revert_conflicts(base, agent)?;
-            // This revert overwrites all or nothing: the files named must be every one it would.
-            force |= !conflicts.is_empty() && conflicts.iter().all(|c| choice.overwrite.allows(c));
-            if !conflicts.is_empty() && !force {
+            if !conflicts.is_empty() && choice.overwrite == Overwrite::Nothing {
                 return Ok(ReviewOutcome::needs_confirmation(cp, conflicts, &[]));
             }
-            // The person's versions first, as for any revert told to overwrite; without every
-            // copy, nothing of theirs is overwritten.
-            if force {
-                for c in &conflicts {
-                    match keep_copy(cp, c, &copies_folder(&self.config.data_dir, &summary.id)) {
-                        Ok(copy) => copies.extend(copy),
-                        Err(_) => force = false,
+            // The person's versions first, as for any revert told to overwrite: a file whose
+            // copy could not be kept is kept as it is instead.
+            for c in conflicts.into_iter().filter(|c| choice.overwrite.allows(c)) {
+                match keep_copy(cp, &c, &copies_folder(&self.config.data_dir, &summary.id)) {
+                    Ok(copy) => {
+                        copies.extend(copy);
+                        overwrite.push(c);
                     }
+                    Err(e) => not_copied.push(NotCopied { path: c, reason: e.to_string() }),
                 }
             }
         }
@@ -786,17 +784,16 @@ impl Engine {
             RequestKind::Review,
             SessionStatus::AwaitingReview,
             None,
-            vec![resolved, EngineEvent::RevertStarted { overwrite: vec![] }, status_event(SessionStatus::Rejected)],
+            vec![resolved, EngineEvent::RevertStarted { overwrite: overwrite.clone() }, status_event(SessionStatus::Rejected)],
         )?;
         let (Some(base), Some(agent)) = marks else {
             self.store.append(&summary.id, None, reverted_event(&RevertReport::default()))?;
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         };
-        match cp.revert(&base, &agent, force) {
+        match cp.revert_except(&base, &agent, &|p| overwrite.iter().any(|o| o == p)) {
             Ok(mut r) => {
-                if force {
-                    r.copies = copies;
-                }
+                r.copies = copies;
+                r.not_copied = not_copied;
                 self.store.append(&summary.id, None, reverted_event(&r))?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None, kept: None })
             }

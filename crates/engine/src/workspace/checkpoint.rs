@@ -734,11 +734,27 @@ impl Checkpoints {
         // `git checkout` writes the store's index, which other sessions' snapshots write too.
         let _store = self.lock()?;
         let (agent_changes, conflicts) = self.revert_plan(base, agent_last)?;
-        let mut report = RevertReport { conflicts: conflicts.clone(), ..Default::default() };
         if !conflicts.is_empty() && !force {
-            return Ok(report);
+            return Ok(RevertReport { conflicts, ..Default::default() });
         }
-        for c in &agent_changes {
+        self.put_back(base, &agent_changes, Vec::new())
+    }
+
+    /// As [`Checkpoints::revert`], for a person who has seen the files edited after the agent:
+    /// those `overwrite` names are put back with the rest, the others kept as they are (and
+    /// named in `conflicts`).
+    pub fn revert_except(&self, base: &str, agent_last: &str, overwrite: &dyn Fn(&str) -> bool) -> Result<RevertReport> {
+        let _store = self.lock()?;
+        let (agent_changes, conflicts) = self.revert_plan(base, agent_last)?;
+        self.put_back(base, &agent_changes, conflicts.into_iter().filter(|c| !overwrite(c)).collect())
+    }
+
+    fn put_back(&self, base: &str, agent_changes: &[FileChange], kept: Vec<String>) -> Result<RevertReport> {
+        let mut report = RevertReport { conflicts: kept, ..Default::default() };
+        for c in agent_changes {
+            if report.conflicts.contains(&c.path) {
+                continue;
+            }
             // Behind a folder that became a link: left, and named as kept.
             if self.through_link(&c.path) {
                 report.conflicts.push(c.path.clone());
