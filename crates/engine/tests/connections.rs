@@ -87,6 +87,22 @@ async fn test_connection_names_a_wrong_key_on_every_protocol() {
     }
 }
 
+/// A local server started with a key (llama-server --api-key, LM Studio's auth) and no key in
+/// the settings: "check the key" sends the person looking for a key they never gave.
+#[tokio::test]
+async fn a_server_that_asks_for_a_key_when_none_is_set_says_no_key_was_sent() {
+    let s = server("").await;
+    for p in [Protocol::Openai, Protocol::Anthropic, Protocol::Gemini] {
+        let e = check_provider(&settings(&s, p, "fake-model"), None).await.expect_err("no key");
+        assert_eq!(e.code(), ErrorCode::ProviderAuth, "{p:?}");
+        let said = e.to_string();
+        assert!(said.contains("asks for an API key") && said.contains("none is set"), "{p:?}: it says no key went: {said}");
+        assert!(!said.contains("refused the API key") && !said.contains("Check the key"), "{p:?}: not a wrong key: {said}");
+    }
+    let wrong = check_provider(&settings(&s, Protocol::Openai, "fake-model"), ApiKey::new("sk-wrong")).await.expect_err("a wrong key");
+    assert!(wrong.to_string().contains("Check the key"), "a key that was sent and refused is still named so: {wrong}");
+}
+
 #[tokio::test]
 async fn test_connection_names_a_wrong_url_and_an_unreachable_server() {
     let s = server("").await;

@@ -465,6 +465,18 @@ async fn a_local_server_that_refuses_the_connection_is_retried_once_and_the_erro
     }
 }
 
+/// A run at a server that wants a key, with none set: said as no key sent, not as a wrong one.
+#[tokio::test]
+async fn a_run_at_a_server_that_asks_for_a_key_when_none_is_set_says_none_was_sent() {
+    let s = FakeServer::start(Scenario { rules: vec![always(ok_reply("ok"))], api_key: Some("sk-local".into()), ..Default::default() }).await.unwrap();
+    let o = run_with(&s, Protocol::Openai, request(), fast_policy(0), Duration::from_secs(5), None).await;
+    let e = o.error.expect("refused");
+    assert_eq!(e.kind, ProviderErrorKind::Auth);
+    assert!(e.message.contains("asks for an API key") && e.message.contains("none is set"), "{}", e.message);
+    let o = run_with(&s, Protocol::Openai, request(), fast_policy(0), Duration::from_secs(5), Some("sk-wrong")).await;
+    assert!(o.error.expect("refused").message.contains("refused the API key"), "a key sent and refused is named so");
+}
+
 #[tokio::test]
 async fn truncated_tool_arguments_reach_the_caller_as_invalid_input() {
     // Gemini sends function calls whole, so this fault exists only for the streaming-argument protocols.

@@ -446,10 +446,10 @@ fn local_servers_context_overflow_messages_are_context_too_long_so_the_run_compa
         r#"{"error":{"message":"the input length exceeds the context length","type":"api_error"}}"#,
         r#"{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens","type":"BadRequestError"}"#,
     ] {
-        let e = ProviderError::from_status(400, &headers, body);
+        let e = ProviderError::from_status(400, &headers, body, false);
         assert_eq!(e.kind, ProviderErrorKind::ContextTooLong, "a full context is compacted and retried, not failed as a bad request: {body}");
     }
-    let other = ProviderError::from_status(400, &headers, r#"{"error":{"message":"tools are not supported","type":"invalid_request_error"}}"#);
+    let other = ProviderError::from_status(400, &headers, r#"{"error":{"message":"tools are not supported","type":"invalid_request_error"}}"#, false);
     assert_eq!(other.kind, ProviderErrorKind::BadRequest);
 }
 

@@ -638,7 +638,7 @@ function VirtualTimeline({ items, scrollRef, follow, reveal }: { items: Shown[];
 /** Failures a person fixes in Settings or by trying again: the run offers both. */
 const PROVIDER_FAILURES: Record<string, string> = {
   provider_unreachable: "The provider could not be reached.",
-  auth: "The provider refused the key.",
+  auth: "The provider's key is missing or wrong.",
   provider_not_found: "The provider's address or the model name is wrong.",
   provider: "The provider failed.",
   provider_protocol: "The provider answered in a way Finishline could not read.",

@@ -71,14 +71,20 @@ impl ProviderError {
     }
 
     /// Classifies an HTTP error response. `body` is the response text, used for the message and
-    /// to spot context-length errors that providers report as 400.
-    pub fn from_status(status: u16, headers: &reqwest::header::HeaderMap, body: &str) -> Self {
+    /// to spot context-length errors that providers report as 400. `key_sent`: whether the
+    /// request carried a key, so a 401 says "wrong key" only when there was one.
+    pub fn from_status(status: u16, headers: &reqwest::header::HeaderMap, body: &str, key_sent: bool) -> Self {
         use ProviderErrorKind::*;
         // Put inside sentences of ours: its own full stop would make two.
         let detail = error_detail(body).trim_end_matches('.').to_string();
         let lower = detail.to_ascii_lowercase();
         let (kind, message) = match status {
-            401 | 403 => (Auth, format!("The provider refused the API key ({status}): {detail}. Check the key, or the environment variable it comes from.")),
+            401 | 403 if key_sent => (Auth, format!("The provider refused the API key ({status}): {detail}. Check the key, or the environment variable it comes from.")),
+            // A local server started with a key of its own (llama-server --api-key), and none set here.
+            401 | 403 => (
+                Auth,
+                format!("The provider asks for an API key ({status}: {detail}), and none is set for it. Add the server's key in Settings (in a terminal, name its environment variable with --api-key-env)."),
+            ),
             429 => (RateLimit, format!("Rate limited by the provider (429): {detail}")),
             529 => (Overloaded, format!("The provider is overloaded (529): {detail}")),
             408 | 500 | 502 | 503 | 504 => (Server, format!("The provider had a server error ({status}): {detail}")),
@@ -342,7 +348,7 @@ mod tests {
     #[test]
     fn a_providers_own_full_stop_does_not_make_two_in_our_sentence() {
         let body = r#"{"error": {"message": "Incorrect API key provided: sk-wr***ng."}}"#;
-        let e = super::ProviderError::from_status(401, &reqwest::header::HeaderMap::new(), body);
+        let e = super::ProviderError::from_status(401, &reqwest::header::HeaderMap::new(), body, true);
         assert!(e.message.contains("Incorrect API key provided: sk-wr***ng. Check the key"), "{}", e.message);
     }
 

@@ -95,7 +95,7 @@ impl HttpProvider {
             body_within(resp, ERROR_PAGE_BYTES, self.config.connect_timeout).await.unwrap_or_default()
         };
         if !(200..300).contains(&status) {
-            return Err(missing_v1(ProviderError::from_status(status, &headers, &body), self.config.kind, base));
+            return Err(missing_v1(ProviderError::from_status(status, &headers, &body, self.config.api_key.is_some()), self.config.kind, base));
         }
         let v: Value = serde_json::from_str(&body)
             .map_err(|e| ProviderError::malformed(format!("The model list at {base}/models is not JSON ({e}); is this the right base URL?")))?;
@@ -233,6 +233,7 @@ impl Provider for HttpProvider {
         let idle = self.config.idle_timeout;
         let base = self.config.base_url.clone();
         let kind = self.config.kind;
+        let key_sent = self.config.api_key.is_some();
         let unusable_key = self.unusable_key();
         Box::pin(async_stream::stream! {
             if let Some(e) = unusable_key {
@@ -262,7 +263,7 @@ impl Provider for HttpProvider {
             if !(200..300).contains(&status) {
                 let headers = response.headers().clone();
                 let body = body_within(response, ERROR_PAGE_BYTES, idle).await.unwrap_or_default();
-                yield Err(missing_v1(ProviderError::from_status(status, &headers, &body), kind, &base));
+                yield Err(missing_v1(ProviderError::from_status(status, &headers, &body, key_sent), kind, &base));
                 return;
             }
             let mut events = map_stream(response.bytes_stream(), idle, mapper);
