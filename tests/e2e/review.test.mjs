@@ -29,7 +29,16 @@ const waitStatus = (status) => waitStatusIn(win.app, status, 20_000);
 test("request changes starts a second run, then approve completes", async () => {
   const ws = await startTask("write keep.txt");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
-  await (await testid("request-changes")).click();
+  // Clicked until its box opens: a click as the review first shows can land while its diff is
+  // still filling the dock (one full CI run lost it so).
+  await win.app.waitUntil(
+    async () => {
+      if (await (await testid("feedback-input")).isDisplayed()) return true;
+      await clickAway(await testid("request-changes"));
+      return (await testid("feedback-input")).isDisplayed();
+    },
+    { timeout: 10_000, interval: 500, timeoutMsg: "Request changes never opened its box" },
+  );
   await typeInto(win.app, await testid("feedback-input"), "also write c.txt");
   await clickAway(await testid("send-feedback"));
   await win.app.waitUntil(async () => (await win.app.$$('[data-testid="user-bubble"]')).length === 2, { timeout: 20_000, timeoutMsg: "the feedback never showed as the person's message" });
