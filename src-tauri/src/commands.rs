@@ -419,6 +419,11 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             .into_iter()
             .map(|(id, title)| BusyTask { session_id: id, title })
             .collect();
+        let waiting = store
+            .waiting_in_folder(&path.to_string_lossy(), &SessionId(String::new()))?
+            .into_iter()
+            .map(|(id, title)| BusyTask { session_id: id, title })
+            .collect();
         let is_git = path.join(".git").exists();
         let worktrees = settings.tasks.isolation == Isolation::Worktree && repo.is_some();
         Ok(WorkspaceInfo {
@@ -430,6 +435,7 @@ pub async fn workspace_info(app: AppHandle, state: State<'_, AppState>, folder: 
             repository: repo.map(|r| r.top.to_string_lossy().into_owned()),
             unborn_repository: is_git,
             busy,
+            waiting,
         })
     })
     .await
@@ -473,6 +479,9 @@ pub struct WorkspaceInfo {
     unborn_repository: bool,
     /// Tasks working in the folder itself right now.
     busy: Vec<BusyTask>,
+    /// Tasks that worked in the folder itself (or one inside or around it) and wait for the
+    /// person's review: their changes are undecided there.
+    waiting: Vec<BusyTask>,
 }
 
 #[derive(serde::Serialize)]

@@ -1,7 +1,8 @@
 // Tasks side by side in a git repository, as a new user meets them in the real window: three
 // tasks started at once, each in its own worktree; one approved (it lands as one commit on the
 // person's branch), one sent back with changes (it keeps its worktree), one rejected (it leaves
-// nothing). The person's own uncommitted edit survives all of it.
+// nothing). The person's own uncommitted edit survives all of it. In a plain folder a second task
+// asks first about the one waiting for review there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -265,4 +266,60 @@ test("what .gitignore hides is kept at the person's word, and a cancelled task's
   await shot(win.app, "worktrees-same-titles");
   await clickAway(await testid("cancel"));
   await waitStatus("cancelled");
+});
+
+test("in a plain folder a second task asks first about the one waiting there: Review it first opens that one, the typed task kept, and Run anyway runs it beside", async () => {
+  const folder = mkdtempSync(path.join(tmpdir(), "finishline-plain-"));
+  const typeTask = async (task) => {
+    await clickAway(await testid("nav-new"));
+    await waitForScreen(win.app, "new-task-form");
+    await typeInto(win.app, await testid("workspace-path"), folder);
+    if (task) await typeInto(win.app, await testid("task-input"), task);
+  };
+  await typeTask("write approved.txt");
+  const where = await testid("workspace-isolation");
+  await where.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await where.getText(), /Works in the folder itself/);
+  await clickAway(await testid("run"));
+  await (await testid("session-view")).waitForDisplayed({ timeout: 10_000 });
+  const first = await (await testid("session-view")).getAttribute("data-session");
+  await waitStatus("awaiting_review");
+
+  await typeTask();
+  const waiting = await testid("workspace-waiting");
+  await waiting.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await waiting.getText(), /“write approved\.txt” waits for your review here/, "said at the folder, before Run");
+  await typeInto(win.app, await testid("task-input"), "write changes.txt");
+  await clickAway(await testid("run"));
+  const ask = await testid("workspace-busy-dialog");
+  await ask.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await ask.getText(), /write approved\.txt/, "the question names the waiting task");
+  const review = await testid("busy-open");
+  await review.waitForDisplayed({ timeout: 10_000 });
+  assert.equal(await review.getText(), "Review it first");
+  await shot(win.app, "plain-folder-undecided-question");
+  await clickAway(review);
+  await win.app.waitUntil(async () => (await win.app.execute(() => document.querySelector('[data-testid="session-view"]')?.getAttribute("data-session") ?? null)) === first, {
+    timeout: 10_000,
+    timeoutMsg: "Review it first never opened the waiting task",
+  });
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 10_000 });
+  assert.ok(!existsSync(path.join(folder, "changes.txt")), "nothing of the second task ran");
+
+  await clickAway(await testid("nav-new"));
+  await waitForScreen(win.app, "new-task-form");
+  assert.equal(await (await testid("task-input")).getValue(), "write changes.txt", "the typed task waited, unsent");
+  await clickAway(await testid("run"));
+  await (await testid("workspace-busy-dialog")).waitForDisplayed({ timeout: 10_000 });
+  await (await testid("busy-run")).waitForDisplayed({ timeout: 10_000 });
+  await clickAway(await testid("busy-run"));
+  await win.app.waitUntil(async () => {
+    const id = await win.app.execute(() => document.querySelector('[data-testid="session-view"]')?.getAttribute("data-session") ?? null);
+    return id !== null && id !== first;
+  }, { timeout: 10_000, timeoutMsg: "Run anyway never started the second task" });
+  await waitStatus("awaiting_review");
+  const paths = () => win.app.execute(() => [...document.querySelectorAll('[data-testid="file-change"]')].map((e) => e.getAttribute("data-path")));
+  await win.app.waitUntil(async () => (await paths()).length > 0, { timeout: 10_000 }).catch(() => undefined);
+  assert.deepEqual(await paths(), ["changes.txt"], "its review is its own, not the waiting task's file too");
+  assert.ok(existsSync(path.join(folder, "approved.txt")) && existsSync(path.join(folder, "changes.txt")), "both tasks' files are in the folder");
 });

@@ -197,7 +197,9 @@ export function App() {
             // unless the person is writing a task of their own there, which stays as it was.
             const why = (e as AppError).message.replace(/[.\s]*$/, ".");
             const placed = placeLaunchedTask(a.task, a.workspace);
-            setStartupFailed(placed ? `${why} It waits in New Task to fix and run.` : `${why} It was “${a.task}” in ${a.workspace}; your own draft in New Task is kept.`);
+            // A busy folder's question has nothing to fix: Run there asks it, with its answers.
+            const asks = ["workspace_busy", "workspace_undecided"].includes((e as AppError).code);
+            setStartupFailed(placed ? `${why} It waits in New Task${asks ? ": Run there to choose" : " to fix and run"}.` : `${why} It was “${a.task}” in ${a.workspace}; your own draft in New Task is kept.`);
             if (placed) {
               setNewTaskKey((k) => k + 1);
               setScreen("new");
@@ -464,7 +466,7 @@ export function App() {
             Loading…
           </p>
         ) : screen === "new" ? (
-          <NewTask key={newTaskKey} focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={modelMissing(view)} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={openSettings} onStarted={openSession} onStartedGroup={openGroup} />
+          <NewTask key={newTaskKey} focusSignal={newTaskFocus} providerReady={view.provider_ready} modelMissing={modelMissing(view)} defaultModel={view.settings.provider.model} defaultPlan={view.settings.plan_mode ?? "auto"} defaultAgent={view.settings.agent ?? null} attemptLimit={view.settings.tasks?.max_attempts ?? 4} onOpenSettings={openSettings} onStarted={openSession} onStartedGroup={openGroup} onOpenSession={openSession} />
         ) : (
           <SettingsScreen view={view} onSaved={setView} guard={settingsGuard} focusField={settingsFocus} />
         )}

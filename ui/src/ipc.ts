@@ -114,6 +114,8 @@ export interface WorkspaceInfo {
   unborn_repository: boolean;
   /** Tasks working in the folder itself right now. */
   busy: { session_id: string; title: string }[];
+  /** Tasks that worked in the folder itself (or one inside or around it) and wait for review. */
+  waiting?: { session_id: string; title: string }[];
 }
 
 export type WhenBusy = "ask" | "queue" | "run";

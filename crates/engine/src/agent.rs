@@ -523,9 +523,10 @@ impl Engine {
             if opts.when_undecided == WhenUndecided::Ask {
                 // Its changes wait undecided where this one would write: a file both change is
                 // then one whose revert must ask, so the person hears of it before, not after.
-                if let Some((other, title)) = self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.first() {
+                // Named by its title: the window's question opens it (an id is no help there).
+                if let Some((_, title)) = self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.first() {
                     return Err(Error::WorkspaceUndecided(format!(
-                        "“{title}” ({other}) waits for your review in {ws}, its changes not decided yet. Run this task anyway (the two share the folder: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed), or decide that one first. In a git repository each task gets its own worktree instead."
+                        "“{title}” waits for your review in {ws}, its changes not decided yet. Run this task anyway (the two share the folder: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed), or decide that one first. In a git repository each task gets its own worktree instead."
                     )));
                 }
             }

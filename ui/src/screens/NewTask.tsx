@@ -25,6 +25,8 @@ interface Props {
   attemptLimit?: number;
   /** Attempts started: their group. */
   onStartedGroup?: (group: string) => void;
+  /** Opens another task: the one a busy folder's question names, to decide it first. */
+  onOpenSession?: (sessionId: string) => void;
 }
 
 const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
@@ -46,7 +48,7 @@ export function recentWorkspaces(sessions: SessionSummary[], max = 5): string[] 
   return out;
 }
 
-export function NewTask({ providerReady, modelMissing = false, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup }: Props) {
+export function NewTask({ providerReady, modelMissing = false, defaultModel = "", onOpenSettings, onStarted, focusSignal = 0, defaultPlan = "auto", defaultAgent = null, attemptLimit = 4, onStartedGroup, onOpenSession }: Props) {
   const taskBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
@@ -107,7 +109,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   // Another task works in this plain folder: run anyway, queue after it, or cancel.
   // What the other task in the folder is doing: at work (a queue to wait in), or done and
   // waiting for the person's review (nothing to wait for but their decision).
-  const [busyAsk, setBusyAsk] = useState<{ message: string; undecided: boolean } | null>(null);
+  // `other`: the task it names, to open (its review is where its changes are decided).
+  const [busyAsk, setBusyAsk] = useState<{ message: string; undecided: boolean; other?: { session_id: string; title: string } } | null>(null);
   // The folder is a whole home folder or the disk's root: run there only at the person's word.
   const [broadAsk, setBroadAsk] = useState<WorkspaceSurvey | null>(null);
   const [uncommitted, setUncommitted] = useState<{ names: string[]; count: number } | null>(null);
@@ -248,8 +251,14 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     } catch (err) {
       // The task text stays in the box: nothing the person typed is lost.
       const code = (err as AppError).code;
-      if (code === "workspace_busy" || code === "workspace_undecided") setBusyAsk({ message: (err as AppError).message, undecided: code === "workspace_undecided" });
-      else setError((err as AppError).message);
+      if (code === "workspace_busy" || code === "workspace_undecided") {
+        const undecided = code === "workspace_undecided";
+        setBusyAsk({ message: (err as AppError).message, undecided });
+        // Who it is, asked now (the folder's line may be older than the question).
+        const now = await ipc.workspaceInfo(workspace).catch(() => null);
+        const other = (undecided ? now?.waiting : now?.busy)?.[0];
+        if (other) setBusyAsk((a) => (a && a.undecided === undecided ? { ...a, other } : a));
+      } else setError((err as AppError).message);
     } finally {
       setStarting(false);
     }
@@ -402,6 +411,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
               <>
                 Works in the folder itself{info.repository ? " (Settings say in place)" : ""}.{" "}
                 {info.busy.length > 0 && <strong data-testid="workspace-busy">“{info.busy[0].title}” is working in it right now. </strong>}
+                {info.busy.length === 0 && !!info.waiting?.length && (
+                  <strong data-testid="workspace-waiting">
+                    {info.waiting.length === 1 ? `“${info.waiting[0].title}” waits` : `${info.waiting.length} tasks wait`} for your review here.{" "}
+                  </strong>
+                )}
                 {!info.repository && (
                   <>
                     To run tasks side by side, each in its own copy,{" "}
@@ -511,6 +525,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
             <button type="button" className="btn" onClick={() => setBusyAsk(null)} data-testid="busy-cancel" autoFocus>
               Cancel
             </button>
+            {busyAsk.other && onOpenSession && (
+              <button type="button" className="btn" onClick={() => onOpenSession(busyAsk.other!.session_id)} title={`Open “${busyAsk.other.title}”; this task stays here, unsent`} data-testid="busy-open">
+                {busyAsk.undecided ? "Review it first" : "Open it"}
+              </button>
+            )}
             <button type="button" className={busyAsk.undecided ? "btn primary" : "btn"} onClick={() => run(undefined, "run", true)} data-testid="busy-run">
               Run anyway
             </button>

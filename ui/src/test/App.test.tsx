@@ -40,12 +40,12 @@ describe("App shell", () => {
   });
 
   /** `--task "fix the parser" --workspace /no/such/folder`, refused by the engine. */
-  function launchWithTaskThatCannotStart() {
+  function launchWithTaskThatCannotStart(refusal = { code: "workspace_missing", message: "the folder /no/such/folder does not exist" }) {
     mockIPC(
       (cmd) => {
         if (cmd === "get_settings") return view({}, true);
         if (cmd === "startup_action") return { kind: "run_task", task: "fix the parser", workspace: "/no/such/folder" };
-        if (cmd === "start_session") throw { code: "workspace_missing", message: "the folder /no/such/folder does not exist" };
+        if (cmd === "start_session") throw refusal;
         if (cmd === "list_sessions") return [];
       },
       { shouldMockEvents: true },
@@ -59,6 +59,16 @@ describe("App shell", () => {
     expect(await screen.findByTestId("startup-failed")).toHaveTextContent(/the task from the command line did not start: the folder \/no\/such\/folder does not exist/i);
     expect(screen.getByTestId("task-input"), "the task is not lost").toHaveValue("fix the parser");
     expect(screen.getByTestId("workspace-path")).toHaveValue("/no/such/folder");
+    sessionStorage.clear();
+  });
+
+  it("a task from the command line held back by a busy folder waits in New Task for the person's choice, with nothing said to fix", async () => {
+    sessionStorage.clear();
+    launchWithTaskThatCannotStart({ code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /no/such/folder, its changes not decided yet." });
+    const notice = await screen.findByTestId("startup-failed");
+    expect(notice).toHaveTextContent("It waits in New Task: Run there to choose.");
+    expect(notice).not.toHaveTextContent("to fix");
+    expect(screen.getByTestId("task-input")).toHaveValue("fix the parser");
     sessionStorage.clear();
   });
 

@@ -406,6 +406,51 @@ describe("New task", () => {
     expect(calls).toEqual(["ask", "run"]);
   });
 
+  it("the question about a folder's undecided work opens that task to review first, the typed task kept unsent", async () => {
+    const calls: string[] = [];
+    const plain = { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [], waiting: [{ session_id: "ses_1", title: "write a.txt" }] };
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "workspace_info") return plain;
+      if (cmd === "start_session") {
+        calls.push((args as { whenBusy: string }).whenBusy);
+        throw { code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /plain, its changes not decided yet." };
+      }
+    });
+    const onStarted = vi.fn();
+    const onOpenSession = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} onOpenSession={onOpenSession} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    expect(await screen.findByTestId("workspace-waiting"), "said at the folder, before Run").toHaveTextContent("“write a.txt” waits for your review here.");
+    await user.type(screen.getByTestId("task-input"), "write b.txt");
+    await user.click(screen.getByTestId("run"));
+    await user.click(await screen.findByTestId("busy-open"));
+    expect(onOpenSession).toHaveBeenCalledWith("ses_1");
+    expect(onStarted).not.toHaveBeenCalled();
+    expect(calls, "nothing started").toEqual(["ask"]);
+    expect(screen.getByTestId("task-input")).toHaveValue("write b.txt");
+  });
+
+  it("the question about a busy folder opens the task working there", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      if (cmd === "workspace_info") return { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [{ session_id: "ses_9", title: "write slow.txt" }], waiting: [] };
+      if (cmd === "start_session") throw { code: "workspace_busy", message: "“write slow.txt” is working in /plain right now." };
+    });
+    const onOpenSession = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} onOpenSession={onOpenSession} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await user.type(screen.getByTestId("task-input"), "write fast.txt");
+    await user.click(screen.getByTestId("run"));
+    const open = await screen.findByTestId("busy-open");
+    expect(open).toHaveTextContent("Open it");
+    expect(screen.queryByTestId("workspace-waiting"), "a task at work there is said, not one waiting").toBeNull();
+    await user.click(open);
+    expect(onOpenSession).toHaveBeenCalledWith("ses_9");
+  });
+
   it("an installed ACP agent can do the task instead of the built-in agent", async () => {
     let started: { agent?: string | null } = {};
     mockIPC((cmd, args) => {
