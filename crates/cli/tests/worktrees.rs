@@ -730,6 +730,28 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
     assert_eq!(std::fs::read_to_string(ws.join("fast.txt")).unwrap(), "fast\n", "rejecting one task never deletes another task's approved file");
 }
 
+/// A task at work in a folder and one started in a folder inside it write the same files by
+/// other paths: the second asks first, as in the same folder, and run all the same, rejecting
+/// the outer one never deletes the inner one's approved file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_a_subfolder_of_one_at_work_asks_first_and_keeps_its_approved_file_when_the_outer_one_is_rejected() {
+    let (_s, dir, cli) = server(vec![writes("slow.txt", "slow\n", 4000), writes("fast.txt", "fast\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let slow = cli.spawn("write slow.txt", &ws, &[]);
+    wait_until_asked(&_s, "write slow.txt");
+    let refused = cli.run("write fast.txt", &ws.join("sub"), &["--when-busy", "fail"]);
+    assert_eq!(error_code(&refused), "workspace_busy", "a folder inside one at work is busy too: {}", String::from_utf8_lossy(&refused.stderr));
+    let fast = cli.run("write fast.txt", &ws.join("sub"), &["--when-busy", "run", "--review", "approve"]);
+    assert_eq!(fast.status.code(), Some(0), "{}", String::from_utf8_lossy(&fast.stderr));
+    let slow = slow.wait_with_output().unwrap();
+    assert_eq!(reviewed(&slow), vec!["slow.txt"], "the outer task's review does not claim the inner task's file");
+    let rejected = cli.review(&session_of(&slow), &["--reject", "--revert"]);
+    assert_eq!(rejected.status.code(), Some(3), "{}", String::from_utf8_lossy(&rejected.stderr));
+    assert!(!ws.join("slow.txt").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("sub/fast.txt")).unwrap(), "fast\n", "rejecting one task never deletes another task's approved file");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tasks_run_at_once_in_a_plain_folder_each_own_only_their_file_even_when_they_write_at_the_same_moment() {
     let (_s, dir, cli) = server(vec![writes("u.txt", "u\n", 400), writes("v.txt", "v\n", 400)]).await;

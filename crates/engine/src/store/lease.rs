@@ -207,30 +207,37 @@ impl Store {
     }
 
     /// Sessions other than `except` whose run is live right now (here or in another process)
-    /// working in place in `folder`, with their titles: a task there would share the folder
-    /// with them. Queued ones count when they began waiting before `except` did, so two waiting
-    /// tasks go one after the other, never both and never neither.
+    /// working in place in `folder`, or in a folder inside or around it (the same files by other
+    /// paths), with their titles: a task there would share files with them. Queued ones count
+    /// when they began waiting before `except` did, so two waiting tasks go one after the other,
+    /// never both and never neither.
     pub fn live_in_folder(&self, folder: &str, except: &SessionId) -> Result<Vec<(SessionId, String)>> {
         let now = self.clock.now_ms();
         let conn = self.read();
         let mine: i64 = conn.query_row("SELECT created_ms FROM sessions WHERE id = ?1", params![except.0], |r| r.get(0)).optional()?.unwrap_or(i64::MAX);
         let mut stmt = conn.prepare_cached(
-            "SELECT id, title, status, created_ms, lease_owner, lease_pid, lease_host, lease_heartbeat_ms, lease_run FROM sessions
-             WHERE workspace = ?1 AND id != ?2 AND (isolation IS NULL OR isolation = 'in_place')
+            "SELECT id, title, status, created_ms, lease_owner, lease_pid, lease_host, lease_heartbeat_ms, lease_run, workspace FROM sessions
+             WHERE id != ?1 AND (isolation IS NULL OR isolation = 'in_place')
                AND status IN ('busy', 'retry', 'awaiting_approval', 'queued')",
         )?;
-        let rows = stmt.query_map(params![folder, except.0], |r| {
+        let rows = stmt.query_map(params![except.0], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
                 r.get::<_, i64>(3)?,
                 Holder { token: r.get(4)?, pid: r.get::<_, Option<i64>>(5)?.map(|p| p as u32), host: r.get(6)?, heartbeat_ms: r.get(7)?, run: r.get(8)? },
+                r.get::<_, String>(9)?,
             ))
         })?;
+        let here = std::path::Path::new(folder);
         let mut live = Vec::new();
         for row in rows {
-            let (id, title, status, created, holder) = row?;
+            let (id, title, status, created, holder, there) = row?;
+            let there = std::path::Path::new(&there);
+            if !(there.starts_with(here) || here.starts_with(there)) {
+                continue;
+            }
             let alive = holder.token.as_deref() == Some(self.owner.token.as_str()) || self.held_by_someone_else(&holder, now);
             if alive && (status != "queued" || (created, id.as_str()) < (mine, except.0.as_str())) {
                 live.push((SessionId(id), title));
