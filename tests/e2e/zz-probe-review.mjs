@@ -147,7 +147,10 @@ for (let i = 0; i < ROUNDS; i++) {
       await clickAway(el);
       tRet = Date.now();
     } else {
-      await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+      if (process.env.PROBE_FAST) {
+        const t = Date.now();
+        while (!(await win.app.execute(() => !!document.querySelector('[data-testid="request-changes"]'))) && Date.now() - t < 20_000);
+      } else await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
       const el = await testid("request-changes");
       tSent = Date.now();
       await clickAway(el);
@@ -157,6 +160,8 @@ for (let i = 0; i < ROUNDS; i++) {
     const ok = CLICK === "revert-checkbox" ? await win.app.execute(() => !!document.querySelector('[data-testid="revert-checkbox"]')?.checked) : await win.app.execute(() => !!document.querySelector('[data-testid="feedback-input"]'));
     const probe = await win.app.execute(() => {
       const P = window.__probe;
+      const at = (x, y) => { const e = document.elementFromPoint(x, y); return e ? (e.getAttribute("data-testid") || e.tagName + "." + e.className) : null; };
+      P.log.push({ t: -1, ev: "settled-hit", at718: at(935, 718), at747: at(935, 747), box718: at(260, 718) });
       return { firstAt: P.firstAt, log: P.log, frames: P.frames };
     });
     writeFileSync(`${OUT}-${CLICK}-${i}.json`, JSON.stringify({ ok, clickSentMs: tSent - tInstall, clickReturnedMs: tRet - tInstall, ...probe }, null, 1));

@@ -323,6 +323,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
     };
     if new_task {
         say_shared_folder(&store, &sid);
+        say_land_unused(&store, &sid, &opts);
     }
     let code = follow(&engine, &store, &sid, &opts, after, interactive).await;
     if let Some(m) = &mcp {
@@ -1245,6 +1246,26 @@ fn say_changed_since_run(drifted: &[finishline_engine::agent::changed_since_run:
         "finishline: not as the task left them, and kept as they are now: {}. Its diff shows what it wrote there, not what the folder holds.\n",
         each.join(", ")
     ));
+}
+
+/// `--land` given for a task that works in the folder itself (not a repository with a commit):
+/// nothing will land, its changes are already there. Said, not refused: the flag may come from
+/// a script run over many folders.
+fn say_land_unused(store: &Store, sid: &SessionId, opts: &RunOptions) {
+    if opts.land.is_none() {
+        return;
+    }
+    let Ok(s) = store.session(sid) else { return };
+    if s.isolation == Some(Isolation::Worktree) {
+        return;
+    }
+    let repository = finishline_engine::workspace::worktree::repo_of(std::path::Path::new(&s.workspace), std::path::Path::new("")).is_some();
+    let why = if repository {
+        "the settings have tasks work in the folder itself (--isolation worktree gives this one its own worktree)".to_string()
+    } else {
+        format!("{} is not a git repository with a commit, so the task works in the folder itself", s.workspace)
+    };
+    crate::output::say(&format!("finishline: --land has nothing to land here: {why}; its changes are already there, and approving keeps them.\n"));
 }
 
 /// A new task that works in place beside other tasks' undecided changes says so once: a later

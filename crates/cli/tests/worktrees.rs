@@ -730,6 +730,20 @@ async fn two_tasks_side_by_side_in_a_plain_folder_reject_one_and_the_others_appr
     assert_eq!(std::fs::read_to_string(ws.join("fast.txt")).unwrap(), "fast\n", "rejecting one task never deletes another task's approved file");
 }
 
+/// `--land` for a task in a plain folder had nothing to do and said nothing: the person waited
+/// for a landing that never comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn land_for_a_task_in_a_plain_folder_says_there_is_nothing_to_land() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let out = cli.run("write a.txt", &ws, &["--land", "squash", "--review", "approve"]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("--land has nothing to land here") && said.contains("not a git repository"), "{said}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "a\n");
+}
+
 /// A task at work in a folder and one started in a folder inside it write the same files by
 /// other paths: the second asks first, as in the same folder, and run all the same, rejecting
 /// the outer one never deletes the inner one's approved file.
