@@ -253,11 +253,18 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       const code = (err as AppError).code;
       if (code === "workspace_busy" || code === "workspace_undecided") {
         const undecided = code === "workspace_undecided";
-        setBusyAsk({ message: (err as AppError).message, undecided });
-        // Who it is, asked now (the folder's line may be older than the question).
-        const now = await ipc.workspaceInfo(workspace).catch(() => null);
-        const other = (undecided ? now?.waiting : now?.busy)?.[0];
-        if (other) setBusyAsk((a) => (a && a.undecided === undecided ? { ...a, other } : a));
+        const message = (err as AppError).message;
+        // Who it is: as the folder's line knew it, so the button is there with the question
+        // (none appearing under the pointer), then asked again without holding the answers
+        // (the line may be older than the question).
+        setBusyAsk({ message, undecided, other: (undecided ? info?.waiting : info?.busy)?.[0] });
+        void ipc.workspaceInfo(workspace).then(
+          (now) => {
+            const other = (undecided ? now?.waiting : now?.busy)?.[0];
+            if (other) setBusyAsk((a) => (a && a.message === message ? { ...a, other } : a));
+          },
+          () => undefined,
+        );
       } else setError((err as AppError).message);
     } finally {
       setStarting(false);
@@ -526,7 +533,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
               Cancel
             </button>
             {busyAsk.other && onOpenSession && (
-              <button type="button" className="btn" onClick={() => onOpenSession(busyAsk.other!.session_id)} title={`Open “${busyAsk.other.title}”; this task stays here, unsent`} data-testid="busy-open">
+              <button type="button" className="btn" onClick={() => onOpenSession(busyAsk.other!.session_id)} title={`Open “${busyAsk.other.title}”; the words of this task stay in New Task, unsent`} data-testid="busy-open">
                 {busyAsk.undecided ? "Review it first" : "Open it"}
               </button>
             )}

@@ -64,7 +64,7 @@ describe("App shell", () => {
 
   it("a task from the command line held back by a busy folder waits in New Task for the person's choice, with nothing said to fix", async () => {
     sessionStorage.clear();
-    launchWithTaskThatCannotStart({ code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /no/such/folder, its changes not decided yet." });
+    launchWithTaskThatCannotStart({ code: "workspace_undecided", message: "“write a.txt” waits for your review in /no/such/folder, its changes not decided yet." });
     const notice = await screen.findByTestId("startup-failed");
     expect(notice).toHaveTextContent("It waits in New Task: Run there to choose.");
     expect(notice).not.toHaveTextContent("to fix");

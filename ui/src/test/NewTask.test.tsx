@@ -386,7 +386,7 @@ describe("New task", () => {
       if (cmd === "start_session") {
         const when = (args as { whenBusy: string }).whenBusy;
         calls.push(when);
-        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /plain, its changes not decided yet." };
+        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” waits for your review in /plain, its changes not decided yet." };
         return "ses_2";
       }
     });
@@ -414,7 +414,7 @@ describe("New task", () => {
       if (cmd === "workspace_info") return plain;
       if (cmd === "start_session") {
         calls.push((args as { whenBusy: string }).whenBusy);
-        throw { code: "workspace_undecided", message: "“write a.txt” (ses_1) waits for your review in /plain, its changes not decided yet." };
+        throw { code: "workspace_undecided", message: "“write a.txt” waits for your review in /plain, its changes not decided yet." };
       }
     });
     const onStarted = vi.fn();
@@ -430,6 +430,35 @@ describe("New task", () => {
     expect(onStarted).not.toHaveBeenCalled();
     expect(calls, "nothing started").toEqual(["ask"]);
     expect(screen.getByTestId("task-input")).toHaveValue("write b.txt");
+  });
+
+  it("Run anyway works at once, while the question's task is still being looked up again", async () => {
+    const calls: string[] = [];
+    let looks = 0;
+    const plain = { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [], waiting: [{ session_id: "ses_1", title: "write a.txt" }] };
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/plain";
+      // The folder's line is answered; the look after the question never is.
+      if (cmd === "workspace_info") return looks++ === 0 ? plain : new Promise(() => {});
+      if (cmd === "start_session") {
+        const when = (args as { whenBusy: string }).whenBusy;
+        calls.push(when);
+        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” waits for your review in /plain, its changes not decided yet." };
+        return "ses_2";
+      }
+    });
+    const onStarted = vi.fn();
+    render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await screen.findByTestId("workspace-waiting");
+    await user.type(screen.getByTestId("task-input"), "write b.txt");
+    await user.click(screen.getByTestId("run"));
+    await screen.findByTestId("workspace-busy-dialog");
+    expect(screen.getByTestId("busy-open"), "the way to the waiting task is there with the question").toHaveTextContent("Review it first");
+    await user.click(screen.getByTestId("busy-run"));
+    await vi.waitFor(() => expect(onStarted).toHaveBeenCalledWith("ses_2"));
+    expect(calls).toEqual(["ask", "run"]);
   });
 
   it("the question about a busy folder opens the task working there", async () => {
