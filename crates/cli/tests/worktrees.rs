@@ -851,6 +851,28 @@ async fn an_older_versions_review_can_revert_the_rest_and_keep_a_file_edited_sin
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "the person's a\n", "the file edited since is kept: {said}");
 }
 
+/// Told to overwrite, an older version's revert keeps a copy of the person's version first, and
+/// does not name the file it overwrote as one left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_versions_review_overwritten_at_the_persons_word_keeps_a_copy_first() {
+    let calls = vec![write_call("a.txt", "task a\n"), write_call("b.txt", "task b\n")];
+    let (_s, dir, cli) = server(vec![calls_then_done("write both files", calls, "b.txt")]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let waiting = cli.run("write both files", &ws, &[]);
+    let id = session_of(&waiting);
+    recorded_by_an_older_version(&cli.data, &id);
+    std::fs::write(ws.join("a.txt"), "the person's a\n").unwrap();
+    let forced = cli.review(&id, &["--reject", "--revert", "--force-revert"]);
+    let said = String::from_utf8_lossy(&forced.stderr).to_string();
+    assert_eq!(forced.status.code(), Some(3), "{said}");
+    assert!(!ws.join("a.txt").exists() && !ws.join("b.txt").exists(), "both put back (the task made them): {said}");
+    assert_eq!(std::fs::read_to_string(cli.data.join("overwritten").join(&id).join("a.txt")).unwrap(), "the person's a\n", "their version is kept");
+    let shown = cli.cmd(&["sessions", "show", &id]).output().unwrap();
+    let history = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(!history.contains("a.txt was not overwritten") && !history.to_lowercase().contains("left as"), "not told as kept: {history}");
+}
+
 /// Strips the session's reviewed files of what runs own them by, as reviews were recorded before.
 fn recorded_by_an_older_version(data: &Path, id: &str) {
     let db = rusqlite::Connection::open(data.join("history.db")).unwrap();

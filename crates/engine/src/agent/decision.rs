@@ -790,9 +790,23 @@ impl Engine {
             self.store.append(&summary.id, None, reverted_event(&RevertReport::default()))?;
             return Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: None, landed: None, kept: None });
         };
-        match cp.revert_except(&base, &agent, &|p| overwrite.iter().any(|o| o == p)) {
+        // The last look: the file still holds what its copy keeps (or is still gone, when
+        // nothing was there to copy); an edit saved since is kept, and named.
+        let last_look = |p: &str| {
+            overwrite.iter().any(|o| o == p)
+                && match copies.iter().find(|k: &&OverwrittenCopy| k.path == p) {
+                    Some(k) => same_as_copy(&cp.work_tree().join(p), Path::new(&k.copy)),
+                    None => cp.work_tree().join(p).symlink_metadata().is_err(),
+                }
+        };
+        match cp.revert_except(&base, &agent, &last_look) {
             Ok(mut r) => {
-                r.copies = copies;
+                // A copy of a file the last look kept is no copy of anything overwritten.
+                let (kept, overwritten): (Vec<_>, Vec<_>) = copies.into_iter().partition(|k| r.conflicts.contains(&k.path));
+                for k in kept {
+                    let _ = std::fs::remove_file(&k.copy);
+                }
+                r.copies = overwritten;
                 r.not_copied = not_copied;
                 self.store.append(&summary.id, None, reverted_event(&r))?;
                 Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(r), landed: None, kept: None })

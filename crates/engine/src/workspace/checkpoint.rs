@@ -86,7 +86,8 @@ pub struct FileChange {
 pub struct RevertReport {
     pub restored: Vec<String>,
     pub deleted: Vec<String>,
-    /// Files the person edited after the agent's last change; left alone unless forced.
+    /// Files the person edited after the agent's last change, kept as they are: all of them
+    /// when the revert stopped to ask (`applied` false), else those not overwritten.
     pub conflicts: Vec<String>,
     /// The person's version of each file they allowed to be overwritten, kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -737,22 +738,24 @@ impl Checkpoints {
         if !conflicts.is_empty() && !force {
             return Ok(RevertReport { conflicts, ..Default::default() });
         }
-        self.put_back(base, &agent_changes, Vec::new())
+        self.put_back(base, &agent_changes, &conflicts, &|_| true)
     }
 
     /// As [`Checkpoints::revert`], for a person who has seen the files edited after the agent:
-    /// those `overwrite` names are put back with the rest, the others kept as they are (and
-    /// named in `conflicts`).
+    /// of those, each one `overwrite` allows, asked as it is reached (its last look, so an edit
+    /// saved since the person's answer is kept), is put back with the rest; the others are kept
+    /// as they are and named in `conflicts`.
     pub fn revert_except(&self, base: &str, agent_last: &str, overwrite: &dyn Fn(&str) -> bool) -> Result<RevertReport> {
         let _store = self.lock()?;
         let (agent_changes, conflicts) = self.revert_plan(base, agent_last)?;
-        self.put_back(base, &agent_changes, conflicts.into_iter().filter(|c| !overwrite(c)).collect())
+        self.put_back(base, &agent_changes, &conflicts, overwrite)
     }
 
-    fn put_back(&self, base: &str, agent_changes: &[FileChange], kept: Vec<String>) -> Result<RevertReport> {
-        let mut report = RevertReport { conflicts: kept, ..Default::default() };
+    fn put_back(&self, base: &str, agent_changes: &[FileChange], conflicts: &[String], overwrite: &dyn Fn(&str) -> bool) -> Result<RevertReport> {
+        let mut report = RevertReport::default();
         for c in agent_changes {
-            if report.conflicts.contains(&c.path) {
+            if conflicts.contains(&c.path) && !overwrite(&c.path) {
+                report.conflicts.push(c.path.clone());
                 continue;
             }
             // Behind a folder that became a link: left, and named as kept.
