@@ -267,12 +267,14 @@ fn resolve(id: &str, common: &Common, kind: &Kind) -> Result<String, u8> {
     let plural = kind.plural;
     match &found[..] {
         // Too few letters are never looked for: how many are enough is said.
-        [] if id.chars().count() < MIN_PREFIX => Err(crate::run::fail(
+        // `not_found` under --json, as the engine says of an id it does not know.
+        [] if id.chars().count() < MIN_PREFIX => Err(crate::run::fail_as(
             exit::USAGE,
             common.json,
+            finishline_engine::ErrorCode::NotFound,
             &format!("{} (give its whole id, its first {MIN_PREFIX} characters or more, or its last {MIN_END} or more)", kind.unknown),
         )),
-        [] => Err(crate::run::fail(exit::USAGE, common.json, &kind.unknown)),
+        [] => Err(crate::run::fail_as(exit::USAGE, common.json, finishline_engine::ErrorCode::NotFound, &kind.unknown)),
         [one] => Ok(one.clone()),
         many => Err(crate::run::fail(
             exit::USAGE,
