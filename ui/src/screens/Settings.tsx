@@ -112,8 +112,13 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
   const [baseline, setBaseline] = useState<Settings>(view.settings);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
+  // The fields the last Save found wrong, when more than one: listed, each a way to its field.
+  const [problems, setProblems] = useState<Found[]>([]);
   // Why the last Save was refused is about the values then: an edit since makes it stale.
   useEffect(() => setError((e) => (e?.code === "invalid_settings" ? null : e)), [draft]);
+  useEffect(() => {
+    if (error?.code !== "invalid_settings") setProblems([]);
+  }, [error]);
   const [saved, setSaved] = useState(false);
   const [verifyText, setVerifyText] = useState(() => verifyToText(view.settings.verify_commands ?? {}));
   const [pricesText, setPricesText] = useState(() => pricesToText(view.settings.prices ?? {}));
@@ -230,6 +235,7 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
         // As the form reads, top to bottom: the focus goes to the first.
         found.sort((a, b) => (a.at === b.at ? 0 : !a.at ? 1 : !b.at ? -1 : a.at.compareDocumentPosition(b.at) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
         setError(new AppError("invalid_settings", `${found.map((f) => f.text).join("; ")}. Nothing was saved.`));
+        setProblems(found.length > 1 ? found : []);
         for (const f of found) if (f.mark) markRefused(form.current, f.mark, false);
         const first = found[0].at;
         first?.focus();
@@ -607,10 +613,39 @@ export function SettingsScreen({ view, onSaved, guard, focusField }: Props) {
           why it did not save with it: the page's end may be far below the field at fault. It
           comes last, so it covers nothing when the page is scrolled to its end. */}
       <div className="actions settings-actions" data-pinned="bottom">
-        {error && (
-          <p className="field-error" role="alert" data-testid="settings-error">
-            {settingsErrorInWords(error.message)}
-          </p>
+        {error && problems.length > 1 ? (
+          // Several at once read as a list, each taking the person to its field: run together in
+          // one sentence they were hard to tell apart, and the fields below the fold hard to find.
+          <div className="field-error settings-problems" role="alert" data-testid="settings-error">
+            <ul>
+              {problems.map((f) => (
+                <li key={f.text}>
+                  {f.at ? (
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => {
+                        f.at?.focus();
+                        f.at?.scrollIntoView?.({ block: "center" });
+                      }}
+                      data-testid="settings-problem"
+                    >
+                      {f.text}
+                    </button>
+                  ) : (
+                    f.text
+                  )}
+                </li>
+              ))}
+            </ul>
+            Nothing was saved.
+          </div>
+        ) : (
+          error && (
+            <p className="field-error" role="alert" data-testid="settings-error">
+              {settingsErrorInWords(error.message)}
+            </p>
+          )
         )}
         <span className={dirty ? "hint warn-text" : "muted hint"} role="status" data-testid="settings-status">
           {dirty ? "Unsaved changes" : saved ? "Saved" : ""}

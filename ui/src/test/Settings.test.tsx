@@ -458,6 +458,16 @@ describe("Settings, numbers a person can type", () => {
     expect(said).toHaveTextContent(/Nothing was saved\.$/);
     expect(saved).toHaveLength(0);
     expect(document.activeElement === retries || document.activeElement === timeout, "the focus is on a field to fix").toBe(true);
+    const listed = screen.getAllByTestId("settings-problem");
+    expect(listed.map((b) => b.textContent), "one line each, not one sentence").toEqual([
+      "“Max retries” takes 1 or more (it is -3)",
+      "“Step time limit (seconds)” takes a whole number (it is 60.5)",
+    ]);
+    await user.click(listed[1]);
+    expect(timeout, "each line takes the person to its field").toHaveFocus();
+    await user.clear(timeout);
+    await user.type(timeout, "60");
+    expect(screen.queryByTestId("settings-error"), "an edit makes the list stale: it goes").toBeNull();
   });
 });
 
