@@ -29,6 +29,35 @@ const waitStatus = (status) => waitStatusIn(win.app, status, 20_000);
 test("request changes starts a second run, then approve completes", async () => {
   const ws = await startTask("write keep.txt");
   await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  // The review's buttons stay put whether what is above them fits the dock or overflows it (as
+  // the diff arriving makes it): they moved 28 px, and a click aimed as the review first showed
+  // landed where they had been.
+  await (await testid("file-change")).waitForDisplayed({ timeout: 10_000 });
+  const at = await win.app.execute(() => {
+    // A timeline longer than the window, read to its end, as a session's is by the time it asks.
+    const spacer = document.createElement("div");
+    spacer.style.height = "2000px";
+    document.querySelector('[data-testid="timeline"]').append(spacer);
+    const main = document.querySelector("main");
+    main.scrollTop = main.scrollHeight;
+    const panel = document.querySelector('[data-testid="review-panel"]');
+    const button = () => document.querySelector('[data-testid="request-changes"]').getBoundingClientRect().top;
+    const dock = document.querySelector('[data-testid="bottom-bar"]');
+    const hide = document.createElement("style");
+    hide.textContent = '[data-testid="review-panel"] > :not(h2, .review-actions) { display: none !important; }';
+    document.head.append(hide);
+    const fits = { top: button(), overflows: dock.scrollHeight > dock.clientHeight };
+    hide.remove();
+    const tall = document.createElement("div");
+    tall.style.height = "900px";
+    panel.prepend(tall);
+    const over = { top: button(), overflows: dock.scrollHeight > dock.clientHeight };
+    tall.remove();
+    spacer.remove();
+    return { fits, over };
+  });
+  assert.ok(!at.fits.overflows && at.over.overflows, `the two states were made: ${JSON.stringify(at)}`);
+  assert.ok(Math.abs(at.fits.top - at.over.top) <= 1, `Request changes stays where it was: ${JSON.stringify(at)}`);
   // Clicked until its box opens: a click as the review first shows can land while its diff is
   // still filling the dock (one full CI run lost it so).
   await win.app.waitUntil(

@@ -83,7 +83,7 @@ impl ProviderError {
             // A local server started with a key of its own (llama-server --api-key), and none set here.
             401 | 403 => (
                 Auth,
-                format!("The provider asks for an API key ({status}: {detail}), and none is set for it. Add the server's key in Settings (in a terminal, name its environment variable with --api-key-env)."),
+                format!("The provider asks for an API key ({status}: {detail}), and none is set for it. Add the server's key in Settings, or put it in the environment variable the settings name (a terminal can name another with --api-key-env)."),
             ),
             429 => (RateLimit, format!("Rate limited by the provider (429): {detail}")),
             529 => (Overloaded, format!("The provider is overloaded (529): {detail}")),
