@@ -528,6 +528,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
       {busyAsk && (
         <AlertDialog title={busyAsk.undecided ? "Another task's changes wait for your review here" : "Another task works in this folder"} testid="workspace-busy-dialog" onEscape={() => setBusyAsk(null)}>
           <p>{busyAsk.message}</p>
+          {busyAsk.other && onOpenSession && (
+            <p className="muted small" data-testid="busy-open-hint">
+              {busyAsk.undecided ? "Review it first" : "Open it"} goes to “{busyAsk.other.title}”; the words of this task wait here, unsent.
+            </p>
+          )}
           <div className="actions">
             <button type="button" className="btn" onClick={() => setBusyAsk(null)} data-testid="busy-cancel" autoFocus>
               Cancel

@@ -425,6 +425,7 @@ describe("New task", () => {
     expect(await screen.findByTestId("workspace-waiting"), "said at the folder, before Run").toHaveTextContent("“write a.txt” waits for your review here.");
     await user.type(screen.getByTestId("task-input"), "write b.txt");
     await user.click(screen.getByTestId("run"));
+    expect(await screen.findByTestId("busy-open-hint"), "said where all can read it, not in a tooltip").toHaveTextContent("Review it first goes to “write a.txt”; the words of this task wait here, unsent.");
     await user.click(await screen.findByTestId("busy-open"));
     expect(onOpenSession).toHaveBeenCalledWith("ses_1");
     expect(onStarted).not.toHaveBeenCalled();
