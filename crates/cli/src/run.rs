@@ -296,6 +296,8 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
             let working = store.live_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
             let Some((other, title)) = working else { return fail_on(exit::FAILED, json, &e) };
+            // Its own folder: it may be one around or inside this one.
+            let ws = store.session(&other).map_or(ws, |s| s.workspace);
             return fail_as(
                 exit::FAILED,
                 json,
@@ -309,6 +311,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             let ws = opts.workspace.canonicalize().unwrap_or(opts.workspace.clone()).to_string_lossy().into_owned();
             let waiting = store.waiting_in_folder(&ws, &SessionId(String::new())).ok().and_then(|l| l.into_iter().next());
             let Some((other, title)) = waiting else { return fail_on(exit::FAILED, json, &e) };
+            let ws = store.session(&other).map_or(ws, |s| s.workspace);
             let decide = crate::hint::command(&format!("sessions review {other}"));
             return fail_as(
                 exit::FAILED,

@@ -1031,7 +1031,8 @@ fn every_command_says_an_unknown_id_the_same_way_and_how_to_see_the_ones_there_a
         assert!(said.contains("there is no session ses_nope in this history") && said.contains("sessions list"), "{args:?}: {said}");
         // A script reads the same code as the window's, whichever command it was.
         let json = finishline(&[args, &["--json"][..]].concat(), &e.data);
-        let line: Value = serde_json::from_slice(&json.stdout).unwrap_or_else(|err| panic!("{args:?}: one JSON line ({err}): {}", String::from_utf8_lossy(&json.stdout)));
+        let line: Value =
+            serde_json::from_slice(&json.stdout).unwrap_or_else(|err| panic!("{args:?}: one JSON line ({err}): {}", String::from_utf8_lossy(&json.stdout)));
         assert_eq!((line["type"].as_str(), line["code"].as_str()), (Some("error"), Some("not_found")), "{args:?}");
     }
     for args in [&["sessions", "attempts", "grp_nope"][..], &["sessions", "attempts", "grp_nope", "--reject"]] {

@@ -755,7 +755,9 @@ async fn a_task_in_a_subfolder_of_one_at_work_asks_first_and_keeps_its_approved_
     let slow = cli.spawn("write slow.txt", &ws, &[]);
     wait_until_asked(&_s, "write slow.txt");
     let refused = cli.run("write fast.txt", &ws.join("sub"), &["--when-busy", "fail"]);
-    assert_eq!(error_code(&refused), "workspace_busy", "a folder inside one at work is busy too: {}", String::from_utf8_lossy(&refused.stderr));
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(error_code(&refused), "workspace_busy", "a folder inside one at work is busy too: {said}");
+    assert!(said.contains(&format!("is working in {} right now", ws.canonicalize().unwrap().display())), "naming the folder it works in: {said}");
     let fast = cli.run("write fast.txt", &ws.join("sub"), &["--when-busy", "run", "--review", "approve"]);
     assert_eq!(fast.status.code(), Some(0), "{}", String::from_utf8_lossy(&fast.stderr));
     let slow = slow.wait_with_output().unwrap();

@@ -505,7 +505,9 @@ impl Engine {
                 )));
             }
             if opts.when_busy == WhenBusy::Ask {
-                if let Some((_, title)) = self.store.live_in_folder(&ws, &SessionId(String::new()))?.first() {
+                if let Some((other, title)) = self.store.live_in_folder(&ws, &SessionId(String::new()))?.first() {
+                    // Its own folder: it may be one around or inside this one.
+                    let there = self.store.session(other).map_or_else(|_| ws.clone(), |s| s.workspace);
                     // Either answer shares the folder with undecided work there too: said now,
                     // since this question is the only one asked.
                     let waiting: Vec<String> =
@@ -516,7 +518,7 @@ impl Engine {
                         format!(" {} also {} for your review there.", waiting.join(" and "), if waiting.len() == 1 { "waits" } else { "wait" })
                     };
                     return Err(Error::WorkspaceBusy(format!(
-                        "“{title}” is working in {ws} right now.{also} Run this task anyway (they share the folder; each one's review and revert cover only its own changes), queue it to start when that one ends, or cancel. In a git repository each task gets its own worktree instead."
+                        "“{title}” is working in {there} right now.{also} Run this task anyway (they share the folder; each one's review and revert cover only its own changes), queue it to start when that one ends, or cancel. In a git repository each task gets its own worktree instead."
                     )));
                 }
             }
@@ -524,9 +526,10 @@ impl Engine {
                 // Its changes wait undecided where this one would write: a file both change is
                 // then one whose revert must ask, so the person hears of it before, not after.
                 // Named by its title: the window's question opens it (an id is no help there).
-                if let Some((_, title)) = self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.first() {
+                if let Some((other, title)) = self.store.waiting_in_folder(&ws, &SessionId(String::new()))?.first() {
+                    let there = self.store.session(other).map_or_else(|_| ws.clone(), |s| s.workspace);
                     return Err(Error::WorkspaceUndecided(format!(
-                        "“{title}” waits for your review in {ws}, its changes not decided yet. Run this task anyway (the two share the folder: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed), or decide that one first. In a git repository each task gets its own worktree instead."
+                        "“{title}” waits for your review in {there}, its changes not decided yet. Run this task anyway (the two share the folder: each one's review and revert cover only its own changes, and a revert asks before it undoes a file both changed), or decide that one first. In a git repository each task gets its own worktree instead."
                     )));
                 }
             }
