@@ -29,3 +29,53 @@ export function useWindowDraft(key: string): [string, (v: string) => void] {
   );
   return [value, set];
 }
+
+function readChoice<T>(key: string, fallback: T): T {
+  try {
+    const kept = sessionStorage.getItem(key);
+    return kept === null ? fallback : (JSON.parse(kept) as T);
+  } catch {
+    return fallback;
+  }
+}
+
+/** A choice made in a form (a model, a plan mode, an agent, how many attempts), kept in this
+ * window's storage under `key` as `useWindowDraft` keeps words: a visit elsewhere and back finds
+ * the form as it was left. Until the person chooses, `fallback` (the Settings default) holds, so
+ * a default changed meanwhile is what the form shows. `forget` goes back to the default. */
+export function useWindowChoice<T>(key: string, fallback: T): [T, (v: T | ((old: T) => T)) => void, () => void] {
+  const [kept, setKept] = useState<{ chosen: boolean; value: T }>(() => {
+    const has = (() => {
+      try {
+        return sessionStorage.getItem(key) !== null;
+      } catch {
+        return false;
+      }
+    })();
+    return { chosen: has, value: readChoice(key, fallback) };
+  });
+  const value = kept.chosen ? kept.value : fallback;
+  const set = useCallback(
+    (v: T | ((old: T) => T)) => {
+      setKept((old) => {
+        const now = typeof v === "function" ? (v as (o: T) => T)(old.chosen ? old.value : fallback) : v;
+        try {
+          sessionStorage.setItem(key, JSON.stringify(now));
+        } catch {
+          /* storage full: the choice lives as long as the form */
+        }
+        return { chosen: true, value: now };
+      });
+    },
+    [key, fallback],
+  );
+  const forget = useCallback(() => {
+    setKept({ chosen: false, value: fallback });
+    try {
+      sessionStorage.removeItem(key);
+    } catch {
+      /* nothing kept */
+    }
+  }, [key, fallback]);
+  return [value, set, forget];
+}

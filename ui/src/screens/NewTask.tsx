@@ -4,7 +4,7 @@ import { AppError, ipc, sentence, type AgentPreset, type ExternalAgent, type Pla
 import { gradeOf } from "../modelGrades";
 import { AlertDialog } from "../components/AlertDialog";
 import { attemptChoices, refreshedChoices, attemptList, AttemptsPicker, attemptsProblem, settingsAgentLabel, type AttemptChoice } from "../components/AttemptsPicker";
-import { useWindowDraft } from "../windowDraft";
+import { useWindowChoice, useWindowDraft } from "../windowDraft";
 
 interface Props {
   providerReady: boolean;
@@ -35,6 +35,8 @@ const PLAN_CHOICES: { mode: PlanMode; label: string; hint: string }[] = [
   { mode: "off", label: "Off", hint: "One run, judged once at the end." },
 ];
 
+const NO_CHOICES: AttemptChoice[] = [];
+
 /** Tasks larger than this are refused in the form, before anything is sent anywhere. */
 export const MAX_TASK_CHARS = 100_000;
 
@@ -53,26 +55,30 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   useEffect(() => {
     if (providerReady) taskBox.current?.focus();
   }, [focusSignal, providerReady]);
-  const [model, setModel] = useState(defaultModel);
-  const [plan, setPlan] = useState<PlanMode>(defaultPlan);
+  // The form's choices, like its words, are as the person left them after a visit elsewhere.
+  const [model, setModel] = useWindowChoice("finishline.modelChoice", defaultModel);
+  const [plan, setPlan] = useWindowChoice<PlanMode>("finishline.planChoice", defaultPlan);
   // Who does this task: the Settings choice, the built-in agent, or an installed ACP preset.
   const defaultAgentName = defaultAgent?.name ?? "builtin";
-  const [agentName, setAgentName] = useState(defaultAgentName);
-  const [presets, setPresets] = useState<AgentPreset[]>([]);
+  const [agentChosen, setAgentName] = useWindowChoice("finishline.agentChoice", defaultAgentName);
+  const [presets, setPresets] = useState<AgentPreset[] | null>(null);
   useEffect(() => {
     ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
   }, []);
-  const installed = presets.filter((p) => p.found);
-  const fromSettings = settingsAgentLabel(defaultAgent, presets);
+  const installed = (presets ?? []).filter((p) => p.found);
+  // An agent chosen on an earlier visit that is no longer there (Settings changed, uninstalled)
+  // gives way to the default, as the list shows.
+  const agentName = presets === null || agentChosen === "builtin" || agentChosen === defaultAgent?.name || installed.some((p) => p.name === agentChosen) ? agentChosen : defaultAgentName;
+  const fromSettings = settingsAgentLabel(defaultAgent, presets ?? []);
   // Attempts side by side: how many tries each agent gets.
-  const [attemptsAsked, setAttemptsOn] = useState(false);
+  const [attemptsAsked, setAttemptsOn, forgetAttemptsAsked] = useWindowChoice("finishline.attemptsChoice", false);
   // A limit under two (Settings → Tasks) turns attempts off.
   const attemptsOn = attemptsAsked && attemptLimit >= 2;
-  const [choices, setChoices] = useState<AttemptChoice[]>([]);
+  const [choices, setChoices] = useWindowChoice<AttemptChoice[]>("finishline.attemptCounts", NO_CHOICES);
   useEffect(() => {
     const running = model.trim() || defaultModel;
-    setChoices((old) => refreshedChoices(old, attemptChoices(running, defaultAgent, presets), running));
-  }, [presets, model, defaultModel, defaultAgent]);
+    setChoices((old) => refreshedChoices(old, attemptChoices(running, defaultAgent, presets ?? []), running));
+  }, [presets, model, defaultModel, defaultAgent, setChoices]);
   const external = !attemptsOn && agentName !== "builtin";
   const [task, setTask] = useWindowDraft("finishline.taskDraft");
   // The box's words as they are now, for a start that awaited something meanwhile.
@@ -241,6 +247,8 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
         const [group, ids] = await ipc.startAttempts(sent, workspace, agents, plan, baseChoice, m && m !== defaultModel ? m : undefined);
         clearSent();
+        // The next task is one run unless the person asks for attempts again.
+        forgetAttemptsAsked();
         if (onStartedGroup) onStartedGroup(group);
         else onStarted(ids[0]);
         return;

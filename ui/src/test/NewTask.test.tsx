@@ -1,4 +1,4 @@
-import { fireEvent, render, screen } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -670,6 +670,85 @@ describe("New task", () => {
     second.unmount();
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={() => {}} />);
     expect(screen.getByTestId("task-input"), "a started task is not offered again").toHaveValue("");
+  });
+});
+
+describe("New task's choices across visits", () => {
+  it("keeps the agent, model and plan chosen across a visit to another screen, and an agent no longer installed gives way to the default", async () => {
+    sessionStorage.clear();
+    let presets = [{ name: "opencode", label: "OpenCode", command: "opencode", args: ["acp"], install: "npm i -g opencode-ai", found: "/usr/bin/opencode" as string | null }];
+    let started: { model?: string | null; plan?: string | null; agent?: string | null } = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/w";
+      if (cmd === "agent_presets") return presets;
+      if (cmd === "start_session") {
+        started = args as typeof started;
+        return "ses_4";
+      }
+    });
+    const first = render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.clear(screen.getByTestId("task-model"));
+    await user.type(screen.getByTestId("task-model"), "bigger-model");
+    await user.click(screen.getByTestId("plan-on"));
+    first.unmount();
+
+    const second = render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    expect(screen.getByTestId("task-model"), "back from Settings, the model typed for this task is still there").toHaveValue("bigger-model");
+    expect(screen.getByTestId("plan-on"), "and so is the plan choice").toBeChecked();
+    await user.selectOptions(await screen.findByTestId("task-agent"), "opencode");
+    second.unmount();
+
+    render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    await vi.waitFor(() => expect(screen.getByTestId("task-agent"), "the agent picked is still picked").toHaveValue("opencode"));
+    await user.type(screen.getByTestId("task-input"), "write the report");
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(started, "the task starts with the choices as left").toMatchObject({ agent: "opencode", plan: "on" }));
+    cleanup();
+
+    presets = [{ ...presets[0], found: null }];
+    render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    await vi.waitFor(() => expect(screen.getByTestId("task-model"), "OpenCode gone, the built-in agent (with the model typed) does the task").toHaveValue("bigger-model"));
+    expect(screen.queryByTestId("task-agent")).toBeNull();
+    sessionStorage.clear();
+  });
+  it("keeps Attempts ticked, with its tries, across a visit elsewhere; once started, the next task is one run again", async () => {
+    sessionStorage.clear();
+    let sent: { agents: string[] } | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
+      if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
+      if (cmd === "start_attempts") {
+        sent = args as { agents: string[] };
+        return ["grp_1", ["s1", "s2", "s3"]];
+      }
+    });
+    const form = () => render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
+    const first = form();
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    await user.click(screen.getByTestId("attempts-toggle"));
+    await user.clear(screen.getByTestId("attempts-builtin"));
+    await user.type(screen.getByTestId("attempts-builtin"), "3");
+    first.unmount();
+
+    const second = form();
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle"), "Attempts is still ticked").toBeChecked());
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-builtin"), "with the tries set").toHaveValue(3));
+    await user.type(screen.getByTestId("task-input"), "write greet.py");
+    await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
+    await user.click(screen.getByTestId("run"));
+    await vi.waitFor(() => expect(sent?.agents).toEqual(["builtin", "builtin", "builtin"]));
+    second.unmount();
+
+    form();
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    expect(screen.getByTestId("attempts-toggle"), "the next task is one run unless asked again").not.toBeChecked();
+    sessionStorage.clear();
   });
 });
 
