@@ -1007,6 +1007,10 @@ export function SessionView({
   // How much of the height the review takes beside the transcript. Enlarged (or shrunk) once, the
   // next review opens so: a person who wants the diff's room wants it every time.
   const [reviewSize, setReviewSize] = useState<"shared" | "folded" | "tall">(preferredReviewSize);
+  // A decided review folded by the person; the next decision shows whole.
+  const [decidedFolded, setDecidedFolded] = useState(false);
+  const decidedReview = model.review?.decided ? model.review.reviewId : null;
+  useEffect(() => setDecidedFolded(false), [decidedReview]);
   const sizeReview = (size: "shared" | "tall") => {
     try {
       localStorage.setItem(REVIEW_SIZE_KEY, size);
@@ -1353,7 +1357,16 @@ export function SessionView({
         // The review shares the height with the transcript: at most part of the window, its
         // buttons always in view; folded, only its title and buttons stay.
         // Given the window, it has most of the height for a long diff; the transcript keeps a strip.
-        <div className={model.review.decided ? "review-dock" : `review-dock ${reviewSize}`} data-testid="review-dock">
+        <div className={model.review.decided ? `review-dock decided${decidedFolded ? " folded" : ""}` : `review-dock ${reviewSize}`} data-testid="review-dock">
+          {/* Decided, it stays until the next run, read or not: in a short window it folds to
+              its decision, and the transcript has the height. */}
+          {model.review.decided && (
+            <span className="review-fold">
+              <button className="link-btn" onClick={() => setDecidedFolded((f) => !f)} aria-expanded={!decidedFolded} data-testid="review-fold">
+                {decidedFolded ? "Unfold the decision" : "Fold to read the transcript"}
+              </button>
+            </span>
+          )}
           {!model.review.decided && (
             <span className="review-fold">
               {reviewSize !== "folded" && (

@@ -568,6 +568,23 @@ describe("Session view", () => {
     expect(screen.getByTestId("review-dock"), "unfolded, it is as large as the person made it").toHaveClass("tall");
   });
 
+  it("a decided review, which stays at the window's foot, folds to its decision so the transcript has the room", async () => {
+    script([
+      ...running(),
+      ...reviewWaits(),
+      ev({ type: "review_resolved", review_id: "r1", decision: "reject", by: "person", feedback: null, reverted: false }),
+      ev({ type: "status_changed", status: "rejected" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const fold = await screen.findByRole("button", { name: "Fold to read the transcript" });
+    expect(screen.queryByTestId("review-tall"), "nothing to enlarge once decided").toBeNull();
+    await userEvent.click(fold);
+    expect(screen.getByTestId("review-dock"), "folded, only the decision's title stays").toHaveClass("folded");
+    expect(within(screen.getByTestId("review-panel")).getByRole("heading")).toHaveTextContent("Rejected");
+    await userEvent.click(screen.getByRole("button", { name: "Unfold the decision" }));
+    expect(screen.getByTestId("review-dock")).not.toHaveClass("folded");
+  });
+
   it("the review after a request for changes shows the words the person asked with, beside their comments", async () => {
     script([
       ...running(),
