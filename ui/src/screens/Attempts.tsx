@@ -297,6 +297,8 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
   // Past the parallel limit (Settings → Tasks), an attempt waits to start.
   const queued = running.filter((a) => statusOf(a.evidence.session) === "queued").length;
   const places = placesOf(ranking);
+  // The attempt whose diff is open below the cards, while it is still in the ranking.
+  const shownAttempt = ranking.ranking.find((a) => a.evidence.session === shown) ?? null;
   const putAway = ranking.put_away === true;
   const decided = ranking.chosen !== null || putAway;
   const landable = ranking.ranking.filter((a) => a.evidence.review !== null);
@@ -467,7 +469,7 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         if (!first || first.rank !== 1 || !w?.prefers || w.prefers === first.evidence.label || !first.above_next || decided) return null;
         return (
           <p className="notice" data-testid="ranking-overruled">
-            The evaluator prefers <strong>{w.prefers}</strong> to {first.evidence.label}, ranked first by the rule on {first.above_next}. Read both before you land one.
+            The rule ranks {first.evidence.label} first, on {first.above_next}; the evaluator prefers <strong>{w.prefers}</strong>. Read both before you land one.
           </p>
         );
       })()}
@@ -509,7 +511,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
         </button>
       </div>
       {tab === "ranking" ? (
-        <ol className={`attempt-list${shown ? " one-column" : ""}`} data-testid="attempt-list">
+        <>
+        {/* The cards stay where they are when a diff opens (the button just pressed with them):
+            the diff shows below them, across the width, under its attempt's name. */}
+        <ol className="attempt-list" data-testid="attempt-list">
           {ranking.ranking.map((a, i) => {
             const e = a.evidence;
             const { rank, level, tied } = places[i];
@@ -619,14 +624,44 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                     <ExternalLink size={14} aria-hidden /> Open
                   </button>
                 </div>
-                {/* Read from its session, which keeps the diff after the group is decided. */}
-                {shown === e.session && <AttemptDiff session={e.session} review={e.review ?? e.session} />}
               </li>
             );
           })}
         </ol>
+        {shownAttempt && (
+          <section className="panel attempt-diff-panel" aria-label={`${shownAttempt.evidence.label}: its diff`} data-testid="attempt-diff-panel">
+            <div className="attempt-head">
+              <h3>{shownAttempt.evidence.label}: its diff</h3>
+              <button className="btn small" onClick={() => setShown(null)} data-testid="attempt-diff-hide">
+                Hide
+              </button>
+            </div>
+            {/* Read from its session, which keeps the diff after the group is decided. */}
+            <AttemptDiff key={shownAttempt.evidence.session} session={shownAttempt.evidence.session} review={shownAttempt.evidence.review ?? shownAttempt.evidence.session} />
+          </section>
+        )}
+        </>
       ) : (
+        <>
+        {/* Read here, chosen here: the way to land is not only back on the other tab. */}
+        {!decided && landable.length > 0 && (
+          <div className="actions left" data-testid="differences-land">
+            {landable.map((a) => (
+              <button
+                key={a.evidence.session}
+                className="btn"
+                disabled={busy || comparing}
+                onClick={() => (landable.length > 1 || running.length > 0 ? setConfirmLand(a) : void choose(a))}
+                data-testid="differences-land-one"
+                title={a.evidence.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected"}
+              >
+                <GitMerge size={14} aria-hidden /> {a.evidence.files === 0 ? `Choose ${a.evidence.label} (no changes)` : `Land ${a.evidence.label}`}
+              </button>
+            ))}
+          </div>
+        )}
         <Differences diffs={diffs} leftOut={ranking.ranking.filter((a) => !a.evidence.reviewed).map((a) => `${a.evidence.label} (${a.evidence.ended ? "ended with no work to review" : "still running"})`)} />
+        </>
       )}
     </section>
   );

@@ -773,10 +773,32 @@ describe("attempts side by side", () => {
     });
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const toggles = await screen.findAllByTestId("attempt-diff-toggle");
-    expect(screen.getByTestId("attempt-list")).not.toHaveClass("one-column");
     await userEvent.click(toggles[0]);
     expect(await screen.findByTestId("attempt-diff-error")).toHaveTextContent(/the diff could not be read: database is locked/i);
-    expect(screen.getByTestId("attempt-list"), "the cards go one to a row, leaving no hole beside a card shown whole").toHaveClass("one-column");
+  });
+
+  it("an attempt's diff opens below the cards, under its name, and the cards stay side by side where they were", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "attempt_group") return ranking();
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "get_session") return { summary: summary("s2", "awaiting_review", "g1", 2), events: [{ type: "review_requested", review_id: "req-s2", files_changed: [{ path: "greet.py", kind: "created", diff: "+def hello():" }] }] };
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    const cards = await screen.findAllByTestId("attempt");
+    await user.click(within(cards[1]).getByTestId("attempt-diff-toggle"));
+    const panel = await screen.findByTestId("attempt-diff-panel");
+    expect(panel, "it names the attempt it is the diff of").toHaveTextContent(`${within(cards[1]).getByTestId("attempt-label").textContent}: its diff`);
+    expect(cards.some((c) => c.contains(panel)), "not inside a card, which would grow across the row and move the others").toBe(false);
+    expect(screen.getByTestId("attempt-list").compareDocumentPosition(panel) & Node.DOCUMENT_POSITION_FOLLOWING, "below the cards").toBeTruthy();
+    expect(await within(panel).findByTestId("diff-view", {}, { timeout: 10_000 })).toBeInTheDocument();
+    await user.click(within(cards[0]).getByTestId("attempt-diff-toggle"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempt-diff-panel")).toHaveTextContent(`${within(cards[0]).getByTestId("attempt-label").textContent}: its diff`));
+    expect(screen.getAllByTestId("attempt-diff-panel"), "one diff at a time").toHaveLength(1);
+    await user.click(screen.getByTestId("attempt-diff-hide"));
+    expect(screen.queryByTestId("attempt-diff-panel")).toBeNull();
+    expect(within(cards[0]).getByTestId("attempt-diff-toggle")).toHaveTextContent("Show its diff");
   });
 
   it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {
@@ -946,7 +968,7 @@ describe("attempts side by side", () => {
     expect(overruled.textContent).toContain("The rule decides here, on a smaller diff (1 line against 2): the evaluator's word orders only attempts the rule finds equal.");
     // The one ranked first is the one the evaluator liked less: said at the top, beside the rule,
     // not only in the small words on its card.
-    expect(screen.getByTestId("ranking-overruled")).toHaveTextContent("The evaluator prefers Claude Code to Codex, ranked first by the rule on a smaller diff (1 line against 2).");
+    expect(screen.getByTestId("ranking-overruled")).toHaveTextContent("The rule ranks Codex first, on a smaller diff (1 line against 2); the evaluator prefers Claude Code.");
   });
 
   it("offers to ask the group's judge when the answers are another model's, and not when they are its own", async () => {
@@ -1415,6 +1437,32 @@ describe("attempts side by side", () => {
     await waitFor(() => expect(screen.getAllByTestId("attempt-status").map((b) => b.textContent)).toEqual(["Completed", "Discarded"]));
     expect(screen.getAllByTestId("attempt-status")[1]).toHaveAttribute("title", DISCARDED_TITLE);
     expect(listedState(sessions[0], setAside(sessions[0]), true).word, "the sidebar's word for it").toBe("Discarded");
+  });
+});
+
+describe("the Differences tab", () => {
+  it("lands the attempt the person chose while reading the differences, with the same question first", async () => {
+    let chosen: unknown = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "attempt_group") return ranking();
+      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+      if (cmd === "attempt_differences") return [];
+      if (cmd === "choose_attempt") {
+        chosen = args;
+        return { outcome: "decided", status: "completed", revert: null };
+      }
+      return null;
+    });
+    render(<AttemptsView group="g1" onOpenSession={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(await screen.findByTestId("tab-differences"));
+    const lands = within(await screen.findByTestId("differences-land")).getAllByTestId("differences-land-one");
+    const second = ranking().ranking[1].evidence;
+    expect(lands.map((b) => b.textContent?.trim())).toEqual(ranking().ranking.map((r) => `Land ${r.evidence.label}`));
+    await user.click(lands[1]);
+    expect(await screen.findByTestId("attempt-land-dialog"), "as from its card: the others' fate is said first").toBeInTheDocument();
+    await user.click(screen.getByTestId("attempt-land-confirm"));
+    await waitFor(() => expect(chosen).toMatchObject({ group: "g1", sessionId: second.session }));
   });
 });
 
