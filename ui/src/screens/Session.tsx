@@ -332,7 +332,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       // Finishline's own check finding one not addressed, not the person writing again.
       const commentsAgain = item.source === "review_comments" && item.attempt > 0;
       return (
-        <div className="card continuation" data-role="continuation" data-source={item.source} data-testid="continuation-card">
+        <div className="card continuation" data-role="continuation" data-source={item.source} data-testid="continuation-card" data-key={item.key} {...foundMark(found, item.key)}>
           <div className="card-head static">
             <RefreshCw size={14} aria-hidden />
             <strong>{commentsAgain ? "Your comments, not yet addressed" : SOURCE_LABEL[item.source]}</strong>

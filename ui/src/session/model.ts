@@ -84,7 +84,7 @@ export type Item =
   | { kind: "assistant"; key: string; text: string; reasoning: string }
   | { kind: "summary"; key: string; text: string }
   | { kind: "tool"; key: string; tool: string; input: unknown; state: ToolState; output?: string; startedAt?: number; endedAt?: number }
-  | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string }
+  | { kind: "continuation"; key: string; source: ContinuationSource; attempt: number; max: number; remaining: string[]; text: string; messageId?: string }
   | { kind: "evaluation"; key: string; cycle: number; verdict: Verdict; summary: string; remaining: string[]; parseOk: boolean; stuckReason: string | null; question: "done" | "announced_action"; model?: string; judged?: Judged }
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean; plans: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
@@ -461,7 +461,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
         push({ kind: "user", key: e.message_id, text: e.text ?? "" });
       }
       else if (e.role === "summary") push({ kind: "summary", key: e.message_id, text: e.text ?? "" });
-      // Continuations are shown from their own `continuation` event, as cards.
+      // Continuations are shown from their own `continuation` event, as cards; the message that
+      // follows it is the one a search hit names, so the card is found by it.
+      else if (e.role === "continuation") {
+        let at = next.items.length - 1;
+        while (at >= 0 && next.items[at].kind !== "continuation") at--;
+        const card = next.items[at];
+        if (card?.kind === "continuation" && !card.messageId) next.items[at] = { ...card, messageId: e.message_id };
+      }
       break;
     case "text_delta":
     case "reasoning_delta": {

@@ -12,6 +12,7 @@ export type RevealTarget = { key: string; n: number; at: number };
  * `id~seq` per part, and its first part may be empty (it began with a call). */
 export function revealIndex(shown: Shown[], message: string): number {
   return shown.findIndex((it) => {
+    if (it.kind === "continuation") return it.messageId === message;
     if (it.kind !== "assistant" && it.kind !== "user" && it.kind !== "summary") return false;
     if (it.key !== message && !it.key.startsWith(`${message}~`)) return false;
     return it.kind !== "assistant" || it.text.trim() !== "";

@@ -227,6 +227,29 @@ describe("Session view", () => {
     await waitFor(() => expect(document.activeElement, "the marked message has the focus, so a screen reader reads it").toBe(screen.getByText("Then the word quetzalcoatl.").closest("[data-found]")));
   });
 
+  it("opened from a hit in what Finishline sent the agent (the person's comments sent back), it goes to that card and marks it", async () => {
+    const into = spyOnScrollIntoView();
+    seq = 0;
+    const head = [ev({ type: "session_created", task: "write notes.md", workspace: "/ws", provider: "openai", model: "m" }), ev({ type: "run_started", trigger: "task" })];
+    const answers = Array.from({ length: 20 }, (_, i) => [ev({ type: "message_created", message_id: `a${i}`, role: "assistant" }), ev({ type: "text_delta", message_id: `a${i}`, text: `Answer number ${i}.` })]).flat();
+    script([
+      ...head,
+      ...answers.slice(0, 10),
+      ev({ type: "continuation", source: "review_comments", attempt: 0, max: 0, remaining: [], text: "notes.md:1: say pear instead" }),
+      ev({ type: "message_created", message_id: "c1", role: "continuation", source: "review_comments", text: "notes.md:1: say pear instead" }),
+      ...answers.slice(10),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} reveal={{ message: "c1", words: ["pear"] }} />);
+    const card = await waitFor(() => {
+      const c = screen.getAllByTestId("continuation-card").find((b) => b.hasAttribute("data-found"));
+      expect(c, "the card with the words is marked").toBeDefined();
+      return c!;
+    });
+    expect(card).toHaveTextContent("say pear instead");
+    await waitFor(() => expect(into.mock.contexts).toContain(card));
+    await waitFor(() => expect(document.activeElement, "and has the focus").toBe(card));
+  });
+
   it("does not call a reply an answer when the check of it could not be made", async () => {
     seq = 0;
     script([
