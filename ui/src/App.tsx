@@ -275,6 +275,10 @@ export function App() {
       } else if (shortcutModifier(e) && !e.shiftKey && e.key.toLowerCase() === "n") {
         e.preventDefault();
         setScreen("new");
+      } else if (shortcutModifier(e) && !e.shiftKey && e.key.toLowerCase() === "f") {
+        // The window has no find bar: what a person looks for is in their sessions.
+        e.preventDefault();
+        searchHistoryNow.current();
       } else if (e.key === "?" && !e.ctrlKey && !e.altKey && !isTextField(e.target)) {
         e.preventDefault();
         setOverlay("shortcuts");
@@ -283,6 +287,23 @@ export function App() {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
+  /** History, its search box focused (its words selected, to type anew). */
+  const searchHistory = () => {
+    setScreen("history");
+    let tries = 0;
+    const focus = () => {
+      const box = document.querySelector<HTMLInputElement>('[data-testid="history-search"]');
+      if (!box) {
+        if (++tries < 50) setTimeout(focus, 20);
+        return;
+      }
+      box.focus();
+      box.select();
+    };
+    setTimeout(focus, 0);
+  };
+  const searchHistoryNow = useRef(searchHistory);
+  searchHistoryNow.current = searchHistory;
   /** History, with one of its folded panels opened, brought into view and focused. */
   const openInHistory = (testid: string) => {
     setScreen("history");
@@ -305,6 +326,7 @@ export function App() {
     const list: PaletteCommand[] = [
       { id: "new", label: "New task", hint: `${SHORTCUT_MODIFIER}N`, run: go("new") },
       { id: "history", label: "Go to History", hint: "Alt+2", run: go("history") },
+      { id: "search", label: "Search every session", hint: `${SHORTCUT_MODIFIER}F`, run: searchHistory },
       { id: "settings", label: "Go to Settings", hint: "Alt+3", run: go("settings") },
       { id: "shortcuts", label: "Keyboard shortcuts", hint: "?", run: () => setOverlay("shortcuts") },
       // The Trust figures are folded at the foot of History: named here, they open there.

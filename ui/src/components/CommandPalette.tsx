@@ -223,6 +223,7 @@ export function CommandPalette({
 export const SHORTCUTS: [string, string][] = [
   [`${SHORTCUT_MODIFIER}K`, "Command palette: every screen, the buttons of the one you are on, every session by title"],
   [`${SHORTCUT_MODIFIER}N`, "New task"],
+  [`${SHORTCUT_MODIFIER}F`, "Search every session (History)"],
   ["Alt+1 / Alt+2 / Alt+3", "New task / History / Settings"],
   ["Alt+↓ / Alt+↑", "The next / previous session in the sidebar"],
   ["Ctrl+Enter", "Run the task (New Task)"],

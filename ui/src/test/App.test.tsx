@@ -9,6 +9,21 @@ import { started } from "../screens/History";
 import { view } from "./fixtures";
 
 describe("App shell", () => {
+  it("Ctrl+F, from any screen, opens History with its search box ready to type in", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "get_settings") return view({}, true);
+      if (cmd === "list_sessions") return [];
+    });
+    render(<App />);
+    const user = userEvent.setup();
+    await screen.findByTestId("new-task-form");
+    await user.type(screen.getByTestId("task-input"), "half a task");
+    await user.keyboard("{Control>}f{/Control}");
+    await waitFor(() => expect(screen.getByTestId("history-search"), "the search box has the keys").toHaveFocus());
+    await user.keyboard("pear");
+    expect(screen.getByTestId("history-search")).toHaveValue("pear");
+  });
+
   it("guides a first-time user to set up a provider and keeps Run disabled", async () => {
     mockIPC((cmd) => {
       if (cmd === "get_settings") return view();
