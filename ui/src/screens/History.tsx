@@ -105,6 +105,8 @@ export interface HistoryLook {
   filter: Shown | "all";
   outcome: EndReason | "all";
   since: "all" | "day" | "week" | "month";
+  /** The row the person last opened from here: back, the keys are on it again. */
+  opened?: string;
 }
 
 export const freshLook = (): HistoryLook => ({ query: "", filter: "all", outcome: "all", since: "all" });
@@ -251,6 +253,20 @@ export function History({
   // Where a matched attempt's group is looked up: the list, and the matches asked for by id.
   const found = hitRows ? [...(rows ?? []), ...hitRows.filter((h) => !rows?.some((r) => r.id === h.id))] : (rows ?? []);
   const listed = mates.length > 0 ? [...found, ...mates.filter((m) => !found.some((r) => r.id === m.id))] : found;
+  // Back from a session opened here, the focus (left on the page by the screen that went) goes
+  // to its row, so that Tab goes on from where the person was, not from the sidebar's top.
+  const table = useRef<HTMLTableElement>(null);
+  const refocused = useRef(false);
+  useEffect(() => {
+    if (refocused.current || !rows || !look.opened) return;
+    refocused.current = true;
+    const at = document.activeElement;
+    if (at && at !== document.body && !at.matches("main.content")) return;
+    const row = [...(table.current?.querySelectorAll<HTMLElement>('[data-testid="history-row"]') ?? [])].find((r) => r.getAttribute("data-session") === look.opened);
+    const button = row?.querySelector<HTMLButtonElement>("button.link");
+    button?.scrollIntoView?.({ block: "nearest" });
+    button?.focus({ preventScroll: true });
+  }, [rows, look]);
   const shown = rows && hits ? (hitRows ?? rows).filter((r) => hits.byId.has(r.id)).sort((a, b) => hits.byId.get(a.id)!.rank - hits.byId.get(b.id)!.rank) : rows;
 
   // The export, and what an action says, show above the list: from a row far down they would be
@@ -476,7 +492,7 @@ export function History({
         </div>
       ) : (
         <div className="table-scroll">
-        <table className="sessions" data-testid="history-list">
+        <table className="sessions" data-testid="history-list" ref={table}>
           <thead>
             <tr>
               <th>Task</th>
@@ -495,7 +511,11 @@ export function History({
             {collapseGroups(shown!, listed).map(({ row: r, attempts }) => (
               <tr key={r.id} data-testid="history-row" data-status={r.status} data-session={r.id} data-group={r.attempt?.group}>
                 <td>
-                  <button className="link" onClick={() => (r.attempt && onOpenGroup ? onOpenGroup(r.attempt.group) : onOpen(r.id, hits?.byId.get(r.id)?.hit.message_id, foundWordsOf(hits?.byId.get(r.id)?.hit.snippet)))} title={r.workspace}>
+                  <button className="link" onClick={() => {
+                      look.opened = r.id;
+                      if (r.attempt && onOpenGroup) onOpenGroup(r.attempt.group);
+                      else onOpen(r.id, hits?.byId.get(r.id)?.hit.message_id, foundWordsOf(hits?.byId.get(r.id)?.hit.snippet));
+                    }} title={r.workspace}>
                     {hits?.byId.get(r.id) && passageOfTitle(hits.byId.get(r.id)!.hit.snippet, r.title) ? <MarkedTitle title={r.title} parts={hits.byId.get(r.id)!.hit.snippet} /> : r.title}
                   </button>
                   <div className="muted small clamp">{r.workspace}</div>

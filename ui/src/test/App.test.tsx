@@ -24,6 +24,27 @@ describe("App shell", () => {
     expect(screen.getByTestId("history-search")).toHaveValue("pear");
   });
 
+  it("back in History from a session opened there, the keys are on that session's row again", async () => {
+    const row = (id: string, title: string, ago: number) =>
+      ({ id, title, task: title, workspace: "/repo", provider: "openai", model: "m", status: "completed", claim: null, verdict: null, end_reason: "verified_done", decision: "approve", created_at: "", created_ms: Date.now() - ago, duration_ms: 0, tokens: { agent: 0, evaluator: 0, compaction: 0 }, last_seq: 1, plan_steps: 0, plan_done: 0, approvals: 1, attempt: null }) as unknown as SessionSummary;
+    mockIPC(
+      (cmd) => {
+        if (cmd === "get_settings") return view({}, true);
+        if (cmd === "list_sessions") return [row("s1", "write a.txt", 1000), row("s2", "write b.txt", 2000), row("s3", "write c.txt", 3000)];
+        if (cmd === "get_session_events") return [];
+      },
+      { shouldMockEvents: true },
+    );
+    render(<App />);
+    const user = userEvent.setup();
+    await user.keyboard("{Alt>}2{/Alt}");
+    const open = async () => within((await screen.findAllByTestId("history-row")).find((r) => r.getAttribute("data-session") === "s2")!).getByRole("button", { name: "write b.txt" });
+    await user.click(await open());
+    await screen.findByTestId("session-view");
+    await user.keyboard("{Alt>}2{/Alt}");
+    await waitFor(async () => expect(await open(), "Tab goes on from the row the person left").toHaveFocus());
+  });
+
   it("guides a first-time user to set up a provider and keeps Run disabled", async () => {
     mockIPC((cmd) => {
       if (cmd === "get_settings") return view();
