@@ -81,7 +81,17 @@ pub fn resolve(opts: &RunOptions) -> Result<Resolved, String> {
         .or_else(|| from_settings.then(|| settings.provider.base_url.clone()).filter(|u| !u.trim().is_empty()))
         .unwrap_or_else(|| default_base_url(kind).to_string());
     if url::Url::parse(&base_url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
-        return Err(format!("--base-url {base_url} is not an http(s) URL"));
+        // Said where the person put it: the flag, or the settings file.
+        return Err(match opts.base_url {
+            Some(_) => format!("--base-url {base_url} is not an http(s) URL"),
+            None => format!(
+                "provider.base_url in {}: “{base_url}” is not an http(s) URL (it should look like http://127.0.0.1:8080/v1); change it in the app's Settings or in that file, or pass --base-url",
+                data_dir(&opts.common).join(finishline_engine::config::settings::STORE_FILE).display()
+            ),
+        });
+    }
+    if opts.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err("--model is empty: name the model the server should run (--model NAME), or leave the flag out for the settings' model".into());
     }
     let model = opts
         .model

@@ -1429,6 +1429,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         }
         _ => return show_waiting_review(&id, &opts),
     };
+    if let Some(why) = misplaced(decision, &v, &opts) {
+        return fail(exit::USAGE, json, why);
+    }
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
     let Opened { engine, store, .. } = match open_for(&opts, need) {
         Ok(o) => o,
@@ -1882,6 +1885,22 @@ fn say_changes_stay(store: &Store, sid: &SessionId) {
 
 /// What a revert may overwrite of the files someone changed since: all of them (--force-revert),
 /// none while the rest is put back (--keep-changed), or, not said, nothing before asking.
+/// A flag of another decision than the one given: refused, not dropped unsaid. (Clap's `requires`
+/// lets `--approve --revert` through, since --approve rules out the --reject that --revert needs.)
+fn misplaced(decision: Decision, v: &Verdict, opts: &RunOptions) -> Option<&'static str> {
+    let reverting = v.revert || v.keep_changed || opts.force_revert;
+    match decision {
+        Decision::Approve if reverting => Some("--revert, --keep-changed and --force-revert go with --reject: an approved task's changes stay"),
+        Decision::RequestChanges if reverting => {
+            Some("--revert, --keep-changed and --force-revert go with --reject: a request for changes keeps the work for the agent to go on with")
+        }
+        Decision::Reject if opts.land.is_some() => Some("--land goes with --approve: a rejected task lands nothing"),
+        Decision::RequestChanges if opts.land.is_some() && !v.resolve => Some("--land goes with --approve: a request for changes lands nothing"),
+        Decision::Reject if opts.force_revert && !v.revert => Some("--force-revert goes with --revert: a reject without it puts nothing back"),
+        _ => None,
+    }
+}
+
 fn overwrite_of(opts: &RunOptions, v: &Verdict) -> finishline_engine::agent::Overwrite {
     use finishline_engine::agent::Overwrite;
     match (opts.force_revert, v.keep_changed) {

@@ -241,6 +241,27 @@ fn no_model_is_a_configuration_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model"), "the message says what to pass");
 }
 
+/// What is wrong is said where the person put it: an empty --model is the flag's, and a bad
+/// address in the settings file is the file's (it was blamed on a --base-url never given).
+#[test]
+fn an_empty_model_flag_and_a_bad_address_in_the_settings_are_named_where_they_are() {
+    let e = env();
+    let ws = e.ws.to_string_lossy().to_string();
+    let empty = finishline(&["run", "hello", "--workspace", &ws, "--base-url", "http://127.0.0.1:9/v1", "--model", " "], &e.data);
+    assert_eq!(empty.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&empty.stderr);
+    assert!(said.contains("--model is empty") && !said.contains("Settings"), "{said}");
+    std::fs::create_dir_all(&e.data).unwrap();
+    std::fs::write(e.data.join("settings.json"), r#"{"settings": {"provider": {"kind": "openai", "base_url": "ftp://x", "model": "m"}}}"#).unwrap();
+    let bad = finishline(&["run", "hello", "--workspace", &ws], &e.data);
+    assert_eq!(bad.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(!said.contains("--base-url ftp"), "no flag was given: {said}");
+    assert!(said.contains("provider.base_url") && said.contains("settings.json") && said.contains("ftp://x"), "{said}");
+    let flag = finishline(&["run", "hello", "--workspace", &ws, "--base-url", "localhost:8080"], &e.data);
+    assert!(String::from_utf8_lossy(&flag.stderr).contains("--base-url localhost:8080 is not an http(s) URL"), "a flag's is the flag's");
+}
+
 /// A key no setting takes (a typo made by hand) is named once, so the person learns it does
 /// nothing; the run goes on with the rest.
 #[test]

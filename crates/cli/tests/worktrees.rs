@@ -1963,6 +1963,29 @@ async fn a_revert_cut_short_whose_folder_is_busy_at_the_next_start_says_it_waits
     assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists(), "finished once the folder was free");
 }
 
+/// Flags of another decision than the one given are refused before anything is decided: an
+/// approve with --revert approved and dropped the revert unsaid, a reject took --land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_flags_of_another_decision_are_refused_and_nothing_is_decided() {
+    let (_s, _dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    for (flags, says) in [
+        (&["--approve", "--revert"][..], "--revert"),
+        (&["--approve", "--reject", "--revert", "--keep-changed"][..], ""),
+        (&["--approve", "--force-revert"][..], "--force-revert"),
+        (&["--reject", "--land", "merge"][..], "--land"),
+        (&["--reject", "--force-revert"][..], "--force-revert"),
+        (&["--request-changes", "more", "--revert"][..], "--revert"),
+    ] {
+        let out = cli.review(&id, flags);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?} is a usage error: {err}");
+        assert!(err.contains(says), "{flags:?}: the message names the flag: {err}");
+    }
+    let listed = cli.cmd(&["sessions", "list", "--json"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("awaiting_review"), "still waiting for a decision");
+    assert!(ws.join("one.txt").exists() && ws.join("two.txt").exists(), "nothing was put back");
+}
+
 /// A revert the person allowed to overwrite their edit, cut short by a kill, and an edit they
 /// made since: the next start finishes the revert without overwriting what it never agreed to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
