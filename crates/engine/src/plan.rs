@@ -258,7 +258,7 @@ fn clip_title(s: &str) -> String {
 
 /// The manager's call. `None` when cancelled.
 pub async fn make_plan(provider: Arc<dyn Provider>, model: &str, input: &PlannerInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<PlanResult> {
-    let answer = ask(provider, |mode| build_request(model, input, mode), parse_plan, policy, cancel).await.ok()?;
+    let answer = ask(provider, |mode| build_request(model, input, mode), parse_plan, policy, Arc::new(|_| {}), cancel).await.ok()?;
     Some(PlanResult { plan: answer.value, usage: answer.usage, calls: answer.calls })
 }
 
@@ -383,6 +383,6 @@ pub async fn revise_plan(
     policy: RetryPolicy,
     cancel: &CancellationToken,
 ) -> Option<RevisionResult> {
-    let answer = ask(provider, |mode| build_replan_request(model, input, mode), parse_revision, policy, cancel).await.ok()?;
+    let answer = ask(provider, |mode| build_replan_request(model, input, mode), parse_revision, policy, Arc::new(|_| {}), cancel).await.ok()?;
     Some(RevisionResult { revision: answer.value, usage: answer.usage, calls: answer.calls })
 }

@@ -18,7 +18,7 @@ pub mod types;
 pub use check::{check_connection, CheckKind, ConnectionReport, ModelCheck, ToolSupport};
 pub use error::{ContextOverflow, ProviderError, ProviderErrorKind};
 pub use http::{map_stream, ApiKey, HttpProvider, ProviderConfig};
-pub use retry::{stream_with_retry, stream_with_retry_woken, RetryPolicy, RetryWait};
+pub use retry::{stream_with_retry, stream_with_retry_woken, OnRetry, RetryPolicy, RetryWait};
 pub use types::*;
 
 use std::pin::Pin;

@@ -307,3 +307,49 @@ fn forged_closers_and_instructions_in_agent_text_cannot_break_the_evaluators_req
     );
     assert!(content.contains("&lt;/transcript&gt;"), "forged closers are escaped, not dropped: the evaluator still sees them as text");
 }
+
+/// An evaluator that takes the connection and never answers: the step limit bounds it as it
+/// bounds an agent's answer (it ran on for minutes, through its retries), and the review says
+/// why there is no verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluator_that_never_answers_is_stopped_at_the_step_limit_and_says_so() {
+    let h = Harness::new(
+        scenario(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "reply": {"text": "{}", "first_frame_delay_ms": 600_000}},
+            {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
+            {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+        ]})),
+        Setup { idle_ms: 60_000, step_limit: Duration::from_secs(2), ..Setup::default() },
+    )
+    .await;
+    let o = tokio::time::timeout(Duration::from_secs(60), h.run("write a.txt")).await.expect("the run ends");
+    let said: Vec<String> =
+        o.events.iter().filter_map(|e| if let EngineEvent::Evaluation { summary, .. } = &e.event { Some(summary.clone()) } else { None }).collect();
+    assert!(!said.is_empty(), "an evaluation is recorded, with no verdict");
+    assert!(said[0].contains("step limit (2 s)"), "it says the limit stopped it: {said:?}");
+    assert_eq!(o.status, SessionStatus::AwaitingReview, "the work goes to the person's review");
+}
+
+/// The evaluator's server failing and tried again is said while it happens, as the agent's is:
+/// "evaluating" alone for minutes read as hung.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_evaluators_retries_are_said_while_they_happen() {
+    let h = Harness::new(
+        scenario(json!({"rules": [
+            {"when": {"kind": "evaluator"}, "times": 1, "reply": {"fault": {"type": "status", "status": 503, "body": "{\"error\": {\"message\": \"overloaded\"}}"}}},
+            {"when": {"kind": "evaluator"}, "reply": done_verdict()},
+            {"when": {"kind": "agent", "last_message_contains": "Created"}, "reply": {"text": DONE}},
+            {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]}}
+        ]})),
+        Setup::default(),
+    )
+    .await;
+    let o = h.run("write a.txt").await;
+    let details: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Activity { phase: ActivityPhase::Evaluating, detail } = &e.event { Some(detail.clone()) } else { None })
+        .collect();
+    assert!(details.iter().any(|d| d.starts_with("again (1 of ") && d.contains("overloaded")), "the retry is said, with why: {details:?}");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "and the verdict that came after counts");
+}

@@ -137,7 +137,9 @@ async fn the_evaluator_gets_a_parsed_verdict_from_the_real_model() {
                 .into(),
         ..Default::default()
     };
-    let r = evaluate(provider, "smollm2", &input, RetryPolicy::default(), &tokio_util::sync::CancellationToken::new()).await.expect("not cancelled");
+    let r = evaluate(provider, "smollm2", &input, RetryPolicy::default(), std::sync::Arc::new(|_| {}), &tokio_util::sync::CancellationToken::new())
+        .await
+        .expect("not cancelled");
     assert!(r.parse_ok, "json_schema output constrains even the tiny model: {:?}", r.outcome);
     assert!(r.usage.output_tokens > 0, "the evaluator's tokens are counted");
     assert!(r.calls <= 2, "at most one repair retry");

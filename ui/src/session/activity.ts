@@ -22,7 +22,9 @@ export function activityText(activity: { phase: string; detail: string }, clock?
   // The plan's own moves between steps ("revising the plan after step 2"): said, not "Thinking".
   if (activity.detail && activity.phase === "thinking") return sentence(activity.detail);
   const label = PHASE[activity.phase] ?? activity.phase;
-  if (activity.detail && activity.phase === "tool") return `${label} ${activity.detail}`;
+  // The evaluator asked again after its server failed: "again (2 of 5): why".
+  // (Its words end without a stop: the status line adds "…".)
+  if (activity.detail && (activity.phase === "tool" || activity.phase === "evaluating")) return `${label} ${activity.detail.replace(/\.$/, "")}`;
   // The engine's detail is a whole phrase saying how many files are being recorded.
   if (activity.detail && activity.phase === "checkpointing") return sentence(activity.detail);
   return label;

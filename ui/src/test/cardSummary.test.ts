@@ -89,4 +89,11 @@ describe("the status line", () => {
     expect(activityText({ phase: "thinking", detail: "" }, { chars: 10, finishedAt: 5 })).toBe("Thinking");
     expect(activityText({ phase: "thinking", detail: "revising the plan after step 2" }, { chars: 0 }), "a model step under way says so").toBe("Waiting for the model");
   });
+
+  it("says the evaluator is being asked again, and why", () => {
+    expect(activityText({ phase: "evaluating", detail: "again (1 of 5): The provider sent nothing for 90 s; the stream stalled." })).toBe(
+      "Evaluating again (1 of 5): The provider sent nothing for 90 s; the stream stalled",
+    );
+    expect(activityText({ phase: "evaluating", detail: "" })).toBe("Evaluating");
+  });
 });

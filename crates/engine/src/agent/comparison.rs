@@ -131,7 +131,7 @@ impl Engine {
         tokens: &mut u64,
     ) -> Result<Option<Comparison>> {
         let build = |mode| comparison::build_request(&endpoint.model, task, first, second, mode);
-        let answer = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, cancel).await;
+        let answer = ladder::ask(endpoint.provider.clone(), build, comparison::parse_opinion, self.config.retry, std::sync::Arc::new(|_| {}), cancel).await;
         let usage = match &answer {
             Ok(a) => a.usage,
             Err(stopped) => stopped.usage,

@@ -84,7 +84,18 @@ impl Run {
             audit,
             criteria: if self.judges_whole() { self.criteria.iter().map(|c| c.criterion()).collect() } else { vec![] },
         };
-        let result = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await;
+        // Its retries are said while they happen, as the agent's are: "evaluating" alone for
+        // minutes read as hung.
+        let (store, session, run) = (self.engine.store.clone(), self.session.clone(), self.run.clone());
+        let on_retry: crate::provider::OnRetry = std::sync::Arc::new(move |w: &crate::provider::RetryWait| {
+            let detail = format!("again ({} of {}): {}", w.attempt, w.max_retries, w.error.message);
+            let _ = store.append(&session, Some(&run), EngineEvent::Activity { phase: ActivityPhase::Evaluating, detail });
+        });
+        // Bounded by the step limit, as an agent's answer is: a server that takes the connection
+        // and never answers is otherwise waited for through every retry.
+        let limit = self.engine.config.step_limit;
+        let asked = evaluator::evaluate(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, on_retry, &self.cancel);
+        let result = tokio::time::timeout(limit, asked).await.unwrap_or_else(|_| Some(evaluator::EvaluatorResult::over_limit(limit)));
         let Some(r) = result else { return Err(Halt::Cancelled) };
         if self.cancel.is_cancelled() {
             // A verdict that arrives after cancel belongs to nobody.

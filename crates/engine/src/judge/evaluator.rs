@@ -441,6 +441,21 @@ pub fn parse_verdict(text: &str, question: EvaluationQuestion) -> Result<Evaluat
     }
 }
 
+impl EvaluatorResult {
+    /// No verdict within the step limit: stopped, as an agent's answer is, and said so.
+    pub fn over_limit(limit: std::time::Duration) -> EvaluatorResult {
+        EvaluatorResult {
+            outcome: unavailable(format!(
+                "The evaluator gave no verdict within the step limit ({} s) and was stopped. A slow local model may need a longer limit (Settings → Limits).",
+                limit.as_secs()
+            )),
+            parse_ok: false,
+            usage: Usage::default(),
+            calls: 1,
+        }
+    }
+}
+
 fn unavailable(summary: String) -> EvaluationOutcome {
     EvaluationOutcome {
         verdict: Verdict::Unavailable,
@@ -459,11 +474,13 @@ pub async fn evaluate(
     model: &str,
     input: &EvaluatorInput,
     policy: RetryPolicy,
+    on_retry: crate::provider::OnRetry,
     cancel: &CancellationToken,
 ) -> Option<EvaluatorResult> {
     let question = input.question.unwrap_or(EvaluationQuestion::Done);
-    let answer =
-        crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, cancel).await.ok()?;
+    let answer = crate::judge::ladder::ask(provider, |mode| build_request(model, input, mode), |text| parse_verdict(text, question), policy, on_retry, cancel)
+        .await
+        .ok()?;
     let (outcome, parse_ok) = match answer.value {
         Ok(outcome) => (outcome, true),
         Err(Unusable::Unreachable(msg)) => (unavailable(format!("The evaluator could not be reached: {msg}")), false),

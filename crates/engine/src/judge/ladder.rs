@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::provider::{
-    stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage,
+    stream_with_retry, ChatMessage, CompletionEvent, CompletionRequest, OnRetry, Provider, ProviderErrorKind, RetryPolicy, StopReason, StructuredMode, Usage,
 };
 
 /// How long a structured answer that repeats itself may grow before it is given up: longer than
@@ -63,6 +63,7 @@ pub async fn ask<T>(
     build: impl Fn(StructuredMode) -> CompletionRequest,
     parse: impl Fn(&str) -> Result<T, String>,
     policy: RetryPolicy,
+    on_retry: OnRetry,
     cancel: &CancellationToken,
 ) -> Result<Answer<T>, Cancelled> {
     let mut request = build(StructuredMode::Native);
@@ -72,7 +73,7 @@ pub async fn ask<T>(
     let mut repaired = false;
     loop {
         calls += 1;
-        let mut stream = stream_with_retry(provider.clone(), request.clone(), policy, Arc::new(|_| {}));
+        let mut stream = stream_with_retry(provider.clone(), request.clone(), policy, on_retry.clone());
         let mut text = String::new();
         let mut stop = None;
         let mut failed = None;
