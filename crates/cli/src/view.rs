@@ -273,7 +273,11 @@ impl View {
                     EvaluationQuestion::AnnouncedAction => format!("evaluator, {}: {}", EvaluationQuestion::ANNOUNCED_ACTION_ASKED, question.answer(*verdict)),
                     EvaluationQuestion::Done => format!("evaluator: {}", verdict.as_str()),
                 };
-                self.line(&format!("  ⚖ {said} — {summary}{rest}"))
+                self.line(&format!("  ⚖ {said} — {summary}{rest}"));
+                // Stopped at the step limit: the summary's "Settings → Limits" is the window's.
+                if *verdict == Verdict::Unavailable && summary.contains("within the step limit") {
+                    self.line("  (in a terminal: --step-timeout SECS gives each step longer)");
+                }
             }
             EngineEvent::Verification { command, exit_code, skipped, nth, of, .. } => {
                 let which = if *of > 1 { format!(" {nth}/{of}") } else { String::new() };
