@@ -1338,6 +1338,20 @@ async fn copying_untracked_files_into_a_worktree_never_writes_through_a_link_the
     assert_eq!(ready["copied"], json!([]), "and nothing is said copied that was not");
 }
 
+/// A branch to start from that is not there is refused before anything is made: it left an
+/// empty session in the history, with nothing in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_branch_that_is_not_there_leaves_no_session_behind() {
+    let (_s, dir, cli) = server(vec![writes("app.txt", "app\n", 0)]).await;
+    let r = repo(dir.path());
+    let refused = cli.run("write app.txt", &r, &["--base", "nosuch"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("there is no branch “nosuch”"), "{}", String::from_utf8_lossy(&refused.stderr));
+    let listed = cli.cmd(&["sessions", "list", "--json"]).output().unwrap();
+    assert!(lines(&listed).is_empty(), "no session was made: {}", String::from_utf8_lossy(&listed.stdout));
+    assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1, "nor a worktree");
+}
+
 /// An agent that switches its worktree to a branch of the person's: Finishline commits nothing
 /// there, and says how to put the worktree back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -534,6 +534,11 @@ impl Engine {
                 }
             }
         }
+        // A branch to start from that is not there is refused before the session is made: it
+        // left an empty session in the history.
+        if let Some(r) = &repo {
+            crate::workspace::worktree::base_of(r, opts.base.as_deref())?;
+        }
         // A session records who works on it: an external agent as provider `acp` and its name.
         let worker = opts.worker.clone().unwrap_or_else(|| match &self.config.external {
             Some(a) => Worker::External(a.clone()),

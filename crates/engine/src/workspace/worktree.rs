@@ -337,17 +337,23 @@ pub fn branch_name(session: &str, task: &str) -> String {
     }
 }
 
-/// Plans a task's worktree: its branch and folder, from `base` (a branch the person picked) or
-/// where the person is now.
-pub fn plan(repo: &Repo, worktrees: &Path, session: &str, task: &str, base: Option<&str>, attempt: u32) -> Result<TaskWorktree> {
-    let (base_branch, base_commit) = match base {
+/// The branch a task starts from and its commit: `base` (a branch the person picked, refused
+/// when it is not there) or where the person is now.
+pub fn base_of(repo: &Repo, base: Option<&str>) -> Result<(Option<String>, String)> {
+    match base {
         Some(b) => {
             let commit = git(&repo.top, &["rev-parse", "-q", "--verify", &format!("refs/heads/{b}^{{commit}}")])
                 .map_err(|_| Error::InvalidInput(format!("there is no branch “{b}” in {}", repo.top.display())))?;
-            (Some(b.to_string()), commit.trim().to_string())
+            Ok((Some(b.to_string()), commit.trim().to_string()))
         }
-        None => (repo.branch.clone(), repo.head.clone()),
-    };
+        None => Ok((repo.branch.clone(), repo.head.clone())),
+    }
+}
+
+/// Plans a task's worktree: its branch and folder, from `base` (a branch the person picked) or
+/// where the person is now.
+pub fn plan(repo: &Repo, worktrees: &Path, session: &str, task: &str, base: Option<&str>, attempt: u32) -> Result<TaskWorktree> {
+    let (base_branch, base_commit) = base_of(repo, base)?;
     let mut branch = branch_name(session, task);
     if attempt > 1 {
         branch.push_str(&format!("-{attempt}"));
