@@ -202,6 +202,25 @@ async fn a_program_that_does_not_speak_acp_is_said_to_be_so() {
     assert!(!problem.contains("Method not found"), "{problem}");
 }
 
+/// An agent that exits at its start says why in its own words (a key not set, a crash): the
+/// problem quotes its last output and its exit, where it said only "Incoming transport closed".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_exits_at_its_start_is_quoted_with_its_exit() {
+    use finishline_engine::external::agent_status::status;
+    let dies = finishline_engine::external::ExternalAgent {
+        name: "dies".into(),
+        command: "/bin/sh".into(),
+        args: vec!["-c".into(), "echo 'fatal: ANTHROPIC_API_KEY is not set' >&2; exit 3".into()],
+        env: Default::default(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let s = status(&dies, dir.path(), Duration::from_secs(10), &BTreeMap::new()).await;
+    let problem = s.problem.unwrap_or_default();
+    assert!(problem.contains("fatal: ANTHROPIC_API_KEY is not set"), "its own words: {problem}");
+    assert!(problem.contains("exit status: 3"), "and how it ended: {problem}");
+    assert!(!problem.contains("transport closed"), "{problem}");
+}
+
 /// A program started without its ACP mode (an agent's interactive CLI) greets on stdout and
 /// waits: when it has not answered in time, the problem quotes what it wrote, on stdout and on
 /// stderr, and says what to check, not only that it did not answer.

@@ -353,10 +353,10 @@ fn command(launch: &Launch<'_>, program: &Path) -> tokio::process::Command {
 }
 
 /// The newest part of what a stream says (the agent's stderr), kept for a failure's message.
-fn keep_tail(stderr: Option<tokio::process::ChildStderr>) -> Arc<Mutex<String>> {
+fn keep_tail(stderr: Option<tokio::process::ChildStderr>) -> (Arc<Mutex<String>>, tokio::task::JoinHandle<()>) {
     let tail = Arc::new(Mutex::new(String::new()));
     let kept = tail.clone();
-    tokio::spawn(async move {
+    let reading = tokio::spawn(async move {
         let Some(mut err) = stderr else { return };
         let mut buf = [0u8; 4096];
         while let Ok(n) = err.read(&mut buf).await {
@@ -372,7 +372,7 @@ fn keep_tail(stderr: Option<tokio::process::ChildStderr>) -> Arc<Mutex<String>> 
             }
         }
     });
-    tail
+    (tail, reading)
 }
 
 /// Asks the person, through the run, about the agent's permission request; the answer is the
@@ -449,8 +449,9 @@ fn make_terminal(
 /// Why the connection ended, with the agent's last output lines.
 fn why_it_ended(failed: Option<&agent_client_protocol::Error>, status: Option<std::process::ExitStatus>, stderr: &str) -> String {
     let mut why = match (failed, status) {
+        // An exit explains a connection that failed with it ("Internal error" says nothing).
+        (_, Some(s)) if !s.success() => format!("the agent exited ({s})"),
         (Some(e), _) => format!("the connection to the agent failed: {}", e.message),
-        (None, Some(s)) if !s.success() => format!("the agent exited ({s})"),
         (None, _) => "the agent closed the connection".to_string(),
     };
     if !stderr.is_empty() {
@@ -540,6 +541,18 @@ async fn open_session(
         }),
     )
     .await;
+    if let Ok(Err(e)) = &init {
+        // Not an answer (a refusal, a login asked for): the transport closed. Its request fails a
+        // moment before the connection's task has the agent's exit status and last stderr lines,
+        // which say why ("ANTHROPIC_API_KEY is not set"): they are waited for briefly.
+        let answered = [agent_client_protocol::ErrorCode::METHOD_NOT_FOUND, agent_client_protocol::ErrorCode::AUTH_REQUIRED].contains(&e.code);
+        if !answered {
+            let _ = tokio::time::timeout(Duration::from_secs(2), ended_watch.wait_for(|e| *e)).await;
+            if let Some(why) = ended_now(ended) {
+                return Err(AgentFault::new(format!("{label} stopped before it started: {why}")));
+            }
+        }
+    }
     let init = within(START, &[], init)?;
     *initialized = true;
     let who = (
@@ -636,6 +649,8 @@ struct ClientSide {
     /// Fires (or is dropped) when the run lets go of the agent.
     stop: oneshot::Receiver<()>,
     tail: Arc<Mutex<String>>,
+    /// Ends when the agent's stderr does: its last lines are read before it is said why it ended.
+    tail_read: tokio::task::JoinHandle<()>,
     /// Why the connection ended, once it has, and a signal when it does.
     ended: Arc<Mutex<Option<String>>>,
     ended_tx: tokio::sync::watch::Sender<bool>,
@@ -649,7 +664,7 @@ fn serve_client(side: ClientSide) {
     let (updates, asks, terminal_asks) = (side.tx.clone(), side.tx.clone(), side.tx);
     let (reads, writes, terminals) = (side.files.clone(), side.files, side.terminals);
     let (auth_status, terminal_offered, cx_tx, stop_rx) = (side.signed_in, side.terminal_offered, side.connected, side.stop);
-    let (mut child, tail, ended, ended_tx, cut) = (side.child, side.tail, side.ended, side.ended_tx, side.cut);
+    let (mut child, tail, tail_read, ended, ended_tx, cut) = (side.child, side.tail, side.tail_read, side.ended, side.ended_tx, side.cut);
     let (t_create, t_output, t_wait, t_kill, t_release) = (terminals.clone(), terminals.clone(), terminals.clone(), terminals.clone(), terminals);
     tokio::spawn(async move {
         let result = Client
@@ -750,6 +765,10 @@ fn serve_client(side: ClientSide) {
             .await;
         // Give the process a moment to exit and its last stderr lines to arrive.
         let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(|s| s.ok());
+        if status.is_some() {
+            // Exited: what it wrote last (why it stopped) is read to its end first.
+            let _ = tokio::time::timeout(Duration::from_millis(300), tail_read).await;
+        }
         let stderr = tail.lock().unwrap().trim().to_string();
         let cut = cut.lock().unwrap().clone();
         *ended.lock().unwrap() = Some(cut.unwrap_or_else(|| why_it_ended(result.as_ref().err(), status, &stderr)));
@@ -768,7 +787,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
     let group = child.id().map(|pid| launch.processes.own(pid, &agent.label(), &mark));
     let stdin = child.stdin.take().ok_or_else(|| AgentFault::new("the agent's stdin could not be opened"))?;
     let stdout = child.stdout.take().ok_or_else(|| AgentFault::new("the agent's stdout could not be opened"))?;
-    let tail = keep_tail(child.stderr.take());
+    let (tail, tail_read) = keep_tail(child.stderr.take());
 
     let (tx, rx) = mpsc::unbounded_channel();
     let (signed_in, login_said) = tokio::sync::watch::channel(None);
@@ -794,6 +813,7 @@ async fn connect_once(launch: Launch<'_>, initialized: &mut bool) -> Result<Conn
         connected: cx_tx,
         stop: stop_rx,
         tail: tail.clone(),
+        tail_read,
         ended: ended.clone(),
         ended_tx,
         cut,
