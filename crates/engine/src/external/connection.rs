@@ -542,15 +542,8 @@ async fn open_session(
     )
     .await;
     if let Ok(Err(e)) = &init {
-        // Not an answer (a refusal, a login asked for): the transport closed. Its request fails a
-        // moment before the connection's task has the agent's exit status and last stderr lines,
-        // which say why ("ANTHROPIC_API_KEY is not set"): they are waited for briefly.
-        let answered = [agent_client_protocol::ErrorCode::METHOD_NOT_FOUND, agent_client_protocol::ErrorCode::AUTH_REQUIRED].contains(&e.code);
-        if !answered {
-            let _ = tokio::time::timeout(Duration::from_secs(2), ended_watch.wait_for(|e| *e)).await;
-            if let Some(why) = ended_now(ended) {
-                return Err(AgentFault::new(format!("{label} stopped before it started: {why}")));
-            }
+        if let Some(why) = stopped_at_start(e, ended, &mut ended_watch).await {
+            return Err(AgentFault::new(format!("{label} stopped before it started: {why}")));
         }
     }
     let init = within(START, &[], init)?;
@@ -774,6 +767,22 @@ fn serve_client(side: ClientSide) {
         *ended.lock().unwrap() = Some(cut.unwrap_or_else(|| why_it_ended(result.as_ref().err(), status, &stderr)));
         let _ = ended_tx.send(true);
     });
+}
+
+/// Why the agent ended, when `initialize` failed because it did (not an answer: a refusal, a
+/// login asked for). The request fails a moment before the connection's task has the agent's
+/// exit status and last stderr lines, which say why ("ANTHROPIC_API_KEY is not set"): they are
+/// waited for briefly.
+async fn stopped_at_start(
+    e: &agent_client_protocol::Error,
+    ended: &Arc<Mutex<Option<String>>>,
+    ended_watch: &mut tokio::sync::watch::Receiver<bool>,
+) -> Option<String> {
+    if [agent_client_protocol::ErrorCode::METHOD_NOT_FOUND, agent_client_protocol::ErrorCode::AUTH_REQUIRED].contains(&e.code) {
+        return None;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), ended_watch.wait_for(|e| *e)).await;
+    ended.lock().unwrap().clone()
 }
 
 /// One start of the agent; `initialized` turns true once it has answered `initialize`.
