@@ -41,8 +41,9 @@ function readChoice<T>(key: string, fallback: T): T {
 
 /** A choice made in a form (a model, a plan mode, an agent, how many attempts), kept in this
  * window's storage under `key` as `useWindowDraft` keeps words: a visit elsewhere and back finds
- * the form as it was left. Until the person chooses, `fallback` (the Settings default) holds, so
- * a default changed meanwhile is what the form shows. `forget` goes back to the default. */
+ * the form as it was left. Until the person chooses other than `fallback` (the Settings default),
+ * the default holds, so a default changed meanwhile is what the form shows. `forget` goes back
+ * to the default (once the task is sent). */
 export function useWindowChoice<T>(key: string, fallback: T): [T, (v: T | ((old: T) => T)) => void, () => void] {
   const [kept, setKept] = useState<{ chosen: boolean; value: T }>(() => {
     const has = (() => {
@@ -59,12 +60,15 @@ export function useWindowChoice<T>(key: string, fallback: T): [T, (v: T | ((old:
     (v: T | ((old: T) => T)) => {
       setKept((old) => {
         const now = typeof v === "function" ? (v as (o: T) => T)(old.chosen ? old.value : fallback) : v;
+        // The default picked is no choice: a default changed later in Settings then shows.
+        const chosen = JSON.stringify(now) !== JSON.stringify(fallback);
         try {
-          sessionStorage.setItem(key, JSON.stringify(now));
+          if (chosen) sessionStorage.setItem(key, JSON.stringify(now));
+          else sessionStorage.removeItem(key);
         } catch {
           /* storage full: the choice lives as long as the form */
         }
-        return { chosen: true, value: now };
+        return { chosen, value: now };
       });
     },
     [key, fallback],

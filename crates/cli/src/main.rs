@@ -115,9 +115,10 @@ enum SessionsCommand {
     Export {
         /// The session's id, or an attempt group's (whole, or its start or end).
         id: String,
-        /// Markdown or JSON (`--json` is `--format json`).
-        #[arg(long, value_enum, default_value_t = Format::Md)]
-        format: Format,
+        /// Markdown (the default) or JSON, indented to read; `--json` is JSON on one line, as
+        /// every command's `--json` is.
+        #[arg(long, value_enum)]
+        format: Option<Format>,
         #[command(flatten)]
         common: Common,
     },
@@ -534,7 +535,14 @@ fn main() -> ExitCode {
                 SessionsCommand::Show { id, common } => sessions::known(&id, &common).map_or_else(|c| c, |id| sessions::show(&id, &common)),
                 SessionsCommand::Search { text, common } => sessions::search(&text, &common),
                 SessionsCommand::Export { id, format, common } => {
-                    let json = (matches!(format, Format::Json) || common.json).then_some(sessions::JsonLayout::Indented);
+                    let json = match (format, common.json) {
+                        (Some(Format::Md), true) => {
+                            return run::fail(exit::USAGE, true, "--format md and --json ask for two formats: leave one out");
+                        }
+                        (_, true) => Some(sessions::JsonLayout::OneLine),
+                        (Some(Format::Json), false) => Some(sessions::JsonLayout::Indented),
+                        _ => None,
+                    };
                     match sessions::known_exported(&id, &common) {
                         Err(c) => c,
                         Ok(sessions::Exported::Session(id)) => sessions::export(&id, json, &common),

@@ -1883,8 +1883,6 @@ fn say_changes_stay(store: &Store, sid: &SessionId) {
     }
 }
 
-/// What a revert may overwrite of the files someone changed since: all of them (--force-revert),
-/// none while the rest is put back (--keep-changed), or, not said, nothing before asking.
 /// A flag of another decision than the one given: refused, not dropped unsaid. (Clap's `requires`
 /// lets `--approve --revert` through, since --approve rules out the --reject that --revert needs.)
 fn misplaced(decision: Decision, v: &Verdict, opts: &RunOptions) -> Option<&'static str> {
@@ -1901,6 +1899,8 @@ fn misplaced(decision: Decision, v: &Verdict, opts: &RunOptions) -> Option<&'sta
     }
 }
 
+/// What a revert may overwrite of the files someone changed since: all of them (--force-revert),
+/// none while the rest is put back (--keep-changed), or, not said, nothing before asking.
 fn overwrite_of(opts: &RunOptions, v: &Verdict) -> finishline_engine::agent::Overwrite {
     use finishline_engine::agent::Overwrite;
     match (opts.force_revert, v.keep_changed) {

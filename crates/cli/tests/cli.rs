@@ -99,6 +99,11 @@ async fn run_prints_events_and_a_summary_then_history_shows_the_session() {
     let exported: Value =
         serde_json::from_slice(&as_json.stdout).unwrap_or_else(|e| panic!("--json exports JSON ({e}): {}", String::from_utf8_lossy(&as_json.stdout)));
     assert_eq!(exported["session"]["id"], id.as_str(), "{exported}");
+    assert_eq!(String::from_utf8_lossy(&as_json.stdout).trim_end().lines().count(), 1, "--json is one object on one line, as everywhere");
+    let to_read = finishline(&["sessions", "export", &id, "--format", "json"], &e.data);
+    assert!(String::from_utf8_lossy(&to_read.stdout).lines().count() > 1, "--format json is indented, to read");
+    let both = finishline(&["sessions", "export", &id, "--format", "md", "--json"], &e.data);
+    assert_eq!(both.status.code(), Some(2), "two formats asked for: {}", String::from_utf8_lossy(&both.stdout));
 
     let md = finishline(&["sessions", "export", &id, "--format", "md"], &e.data);
     let md = String::from_utf8_lossy(&md.stdout);

@@ -632,7 +632,16 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
           <section className="panel attempt-diff-panel" aria-label={`${shownAttempt.evidence.label}: its diff`} data-testid="attempt-diff-panel">
             <div className="attempt-head">
               <h3>{shownAttempt.evidence.label}: its diff</h3>
-              <button className="btn small" onClick={() => setShown(null)} data-testid="attempt-diff-hide">
+              <button
+                className="btn small"
+                onClick={() => {
+                  // The button goes with the panel: the focus goes to the card's own toggle.
+                  const session = shownAttempt.evidence.session;
+                  setShown(null);
+                  setTimeout(() => document.querySelector<HTMLButtonElement>(`[data-testid="attempt"][data-session="${session}"] [data-testid="attempt-diff-toggle"]`)?.focus(), 0);
+                }}
+                data-testid="attempt-diff-hide"
+              >
                 Hide
               </button>
             </div>
@@ -653,7 +662,10 @@ export function AttemptsView({ group, onOpenSession, onOpenHistory }: { group: s
                 disabled={busy || comparing}
                 onClick={() => (landable.length > 1 || running.length > 0 ? setConfirmLand(a) : void choose(a))}
                 data-testid="differences-land-one"
-                title={a.evidence.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected"}
+                title={
+                  (a.evidence.files === 0 ? "It changed no file: choosing it lands nothing and puts the others away" : "Lands it on the branch; the others are rejected") +
+                  (running.length > 0 ? `, and the ${running.length} still running cancelled` : "")
+                }
               >
                 <GitMerge size={14} aria-hidden /> {a.evidence.files === 0 ? `Choose ${a.evidence.label} (no changes)` : `Land ${a.evidence.label}`}
               </button>

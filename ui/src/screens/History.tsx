@@ -260,9 +260,12 @@ export function History({
   useEffect(() => {
     if (refocused.current || !rows || !look.opened) return;
     refocused.current = true;
+    // Once: a later visit (from the sidebar, after another screen) is not back from that session.
+    const opened = look.opened;
+    look.opened = undefined;
     const at = document.activeElement;
     if (at && at !== document.body && !at.matches("main.content")) return;
-    const row = [...(table.current?.querySelectorAll<HTMLElement>('[data-testid="history-row"]') ?? [])].find((r) => r.getAttribute("data-session") === look.opened);
+    const row = [...(table.current?.querySelectorAll<HTMLElement>('[data-testid="history-row"]') ?? [])].find((r) => r.getAttribute("data-session") === opened);
     const button = row?.querySelector<HTMLButtonElement>("button.link");
     button?.scrollIntoView?.({ block: "nearest" });
     button?.focus({ preventScroll: true });

@@ -56,11 +56,11 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     if (providerReady) taskBox.current?.focus();
   }, [focusSignal, providerReady]);
   // The form's choices, like its words, are as the person left them after a visit elsewhere.
-  const [model, setModel] = useWindowChoice("finishline.modelChoice", defaultModel);
-  const [plan, setPlan] = useWindowChoice<PlanMode>("finishline.planChoice", defaultPlan);
+  const [model, setModel, forgetModel] = useWindowChoice("finishline.modelChoice", defaultModel);
+  const [plan, setPlan, forgetPlan] = useWindowChoice<PlanMode>("finishline.planChoice", defaultPlan);
   // Who does this task: the Settings choice, the built-in agent, or an installed ACP preset.
   const defaultAgentName = defaultAgent?.name ?? "builtin";
-  const [agentChosen, setAgentName] = useWindowChoice("finishline.agentChoice", defaultAgentName);
+  const [agentChosen, setAgentName, forgetAgent] = useWindowChoice("finishline.agentChoice", defaultAgentName);
   const [presets, setPresets] = useState<AgentPreset[] | null>(null);
   useEffect(() => {
     ipc.agentPresets().then((ps) => setPresets(ps ?? []), () => setPresets([]));
@@ -76,8 +76,10 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const attemptsOn = attemptsAsked && attemptLimit >= 2;
   const [choices, setChoices] = useWindowChoice<AttemptChoice[]>("finishline.attemptCounts", NO_CHOICES);
   useEffect(() => {
+    // Not before the installed agents are known: the tries kept for one of them would be dropped.
+    if (presets === null) return;
     const running = model.trim() || defaultModel;
-    setChoices((old) => refreshedChoices(old, attemptChoices(running, defaultAgent, presets ?? []), running));
+    setChoices((old) => refreshedChoices(old, attemptChoices(running, defaultAgent, presets), running));
   }, [presets, model, defaultModel, defaultAgent, setChoices]);
   const external = !attemptsOn && agentName !== "builtin";
   const [task, setTask] = useWindowDraft("finishline.taskDraft");
@@ -229,7 +231,15 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
     setBroadAsk(null);
     // What is sent: words typed while the folder is looked at stay in the box.
     const sent = task;
-    const clearSent = () => taskNow.current === sent && setTask("");
+    // Sent, the form is the Settings' again (its words too, unless more were typed meanwhile);
+    // the next task is one run unless attempts are asked for again.
+    const clearSent = () => {
+      if (taskNow.current === sent) setTask("");
+      forgetModel();
+      forgetPlan();
+      forgetAgent();
+      forgetAttemptsAsked();
+    };
     try {
       // A whole home folder or the disk's root asks first, also when Run came before its
       // warning: the agent could change any file there.
@@ -247,8 +257,6 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
         const agents = attemptList(choices).map((a) => (a === "builtin" && m && m !== defaultModel ? `builtin:${m}` : a));
         const [group, ids] = await ipc.startAttempts(sent, workspace, agents, plan, baseChoice, m && m !== defaultModel ? m : undefined);
         clearSent();
-        // The next task is one run unless the person asks for attempts again.
-        forgetAttemptsAsked();
         if (onStartedGroup) onStartedGroup(group);
         else onStarted(ids[0]);
         return;

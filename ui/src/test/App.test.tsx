@@ -43,6 +43,13 @@ describe("App shell", () => {
     await screen.findByTestId("session-view");
     await user.keyboard("{Alt>}2{/Alt}");
     await waitFor(async () => expect(await open(), "Tab goes on from the row the person left").toHaveFocus());
+    await user.keyboard("{Alt>}1{/Alt}");
+    await screen.findByTestId("new-task-form");
+    (document.activeElement as HTMLElement | null)?.blur();
+    await user.keyboard("{Alt>}2{/Alt}");
+    await screen.findAllByTestId("history-row");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await open(), "a later visit is not back from that session").not.toHaveFocus();
   });
 
   it("guides a first-time user to set up a provider and keeps Run disabled", async () => {

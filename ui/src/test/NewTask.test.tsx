@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
@@ -674,7 +674,7 @@ describe("New task", () => {
 });
 
 describe("New task's choices across visits", () => {
-  it("keeps the agent, model and plan chosen across a visit to another screen, and an agent no longer installed gives way to the default", async () => {
+  it("keeps the agent, model and plan chosen across a visit to another screen until the task is sent, and an agent no longer installed gives way to the default", async () => {
     sessionStorage.clear();
     let presets = [{ name: "opencode", label: "OpenCode", command: "opencode", args: ["acp"], install: "npm i -g opencode-ai", found: "/usr/bin/opencode" as string | null }];
     let started: { model?: string | null; plan?: string | null; agent?: string | null } = {};
@@ -686,34 +686,73 @@ describe("New task's choices across visits", () => {
         return "ses_4";
       }
     });
-    const first = render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const form = () => render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const first = form();
     const user = userEvent.setup();
     await user.clear(screen.getByTestId("task-model"));
     await user.type(screen.getByTestId("task-model"), "bigger-model");
     await user.click(screen.getByTestId("plan-on"));
     first.unmount();
 
-    const second = render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const second = form();
     expect(screen.getByTestId("task-model"), "back from Settings, the model typed for this task is still there").toHaveValue("bigger-model");
     expect(screen.getByTestId("plan-on"), "and so is the plan choice").toBeChecked();
     await user.selectOptions(await screen.findByTestId("task-agent"), "opencode");
     second.unmount();
 
-    render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
-    await vi.waitFor(() => expect(screen.getByTestId("task-agent"), "the agent picked is still picked").toHaveValue("opencode"));
+    presets = [{ ...presets[0], found: null }];
+    const gone = form();
+    await vi.waitFor(() => expect(screen.getByTestId("task-model"), "OpenCode uninstalled: the built-in agent does the task, with the model typed").toHaveValue("bigger-model"));
+    expect(screen.queryByTestId("task-agent")).toBeNull();
+    gone.unmount();
+
+    presets = [{ ...presets[0], found: "/usr/bin/opencode" }];
+    const third = form();
+    await vi.waitFor(() => expect(screen.getByTestId("task-agent"), "installed again, the agent picked is still picked").toHaveValue("opencode"));
     await user.type(screen.getByTestId("task-input"), "write the report");
     await user.click(screen.getByTestId("pick-workspace"));
     await vi.waitFor(() => expect(screen.getByTestId("run")).toBeEnabled());
     await user.click(screen.getByTestId("run"));
     await vi.waitFor(() => expect(started, "the task starts with the choices as left").toMatchObject({ agent: "opencode", plan: "on" }));
-    cleanup();
+    third.unmount();
 
-    presets = [{ ...presets[0], found: null }];
-    render(<NewTask providerReady defaultModel="settings-model" defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
-    await vi.waitFor(() => expect(screen.getByTestId("task-model"), "OpenCode gone, the built-in agent (with the model typed) does the task").toHaveValue("bigger-model"));
-    expect(screen.queryByTestId("task-agent")).toBeNull();
-    sessionStorage.clear();
+    form();
+    await vi.waitFor(() => expect(screen.getByTestId("task-agent"), "sent, the next task starts from Settings' choices").toHaveValue("builtin"));
+    expect(screen.getByTestId("task-model")).toHaveValue("settings-model");
+    expect(screen.getByTestId("plan-auto")).toBeChecked();
   });
+
+  it("a choice equal to Settings' default is no choice: a default changed later shows", async () => {
+    const first = render(<NewTask providerReady defaultPlan="auto" onOpenSettings={() => {}} onStarted={() => {}} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("plan-on"));
+    await user.click(screen.getByTestId("plan-auto"));
+    first.unmount();
+    render(<NewTask providerReady defaultPlan="off" onOpenSettings={() => {}} onStarted={() => {}} />);
+    expect(screen.getByTestId("plan-off"), "Settings now says Off").toBeChecked();
+  });
+
+  it("keeps the tries set for an installed agent across a visit elsewhere (the agents are known a moment after the form)", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "plugin:dialog|open") return "/repo";
+      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
+      if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
+      if (cmd === "agent_presets") return new Promise((r) => setTimeout(() => r([{ name: "codex", label: "Codex", command: "codex-acp", args: [], install: "npm i -g @zed-industries/codex-acp", found: "/usr/bin/codex-acp" }]), 50));
+    });
+    const form = () => render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
+    const first = form();
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("pick-workspace"));
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+    await user.click(screen.getByTestId("attempts-toggle"));
+    const codex = await screen.findByTestId("attempts-codex");
+    await user.clear(codex);
+    await user.type(codex, "1");
+    first.unmount();
+    form();
+    await vi.waitFor(() => expect(screen.getByTestId("attempts-codex"), "Codex's try is still there").toHaveValue(1));
+  });
+
   it("keeps Attempts ticked, with its tries, across a visit elsewhere; once started, the next task is one run again", async () => {
     sessionStorage.clear();
     let sent: { agents: string[] } | null = null;

@@ -799,6 +799,7 @@ describe("attempts side by side", () => {
     await user.click(screen.getByTestId("attempt-diff-hide"));
     expect(screen.queryByTestId("attempt-diff-panel")).toBeNull();
     expect(within(cards[0]).getByTestId("attempt-diff-toggle")).toHaveTextContent("Show its diff");
+    await vi.waitFor(() => expect(within(cards[0]).getByTestId("attempt-diff-toggle"), "the keys go back to the card whose diff it was").toHaveFocus());
   });
 
   it("the evaluator compares the attempts on request: progress while it thinks, then its sentence, shown as text", async () => {

@@ -778,7 +778,10 @@ async fn stopped_at_start(
     ended: &Arc<Mutex<Option<String>>>,
     ended_watch: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Option<String> {
-    if [agent_client_protocol::ErrorCode::METHOD_NOT_FOUND, agent_client_protocol::ErrorCode::AUTH_REQUIRED].contains(&e.code) {
+    // An answer: no such method, or a login asked for (its methods and variables are its own).
+    let answered = [agent_client_protocol::ErrorCode::METHOD_NOT_FOUND, agent_client_protocol::ErrorCode::AUTH_REQUIRED].contains(&e.code)
+        || e.data.as_ref().is_some_and(|d| d.get("envVars").is_some());
+    if answered {
         return None;
     }
     let _ = tokio::time::timeout(Duration::from_secs(2), ended_watch.wait_for(|e| *e)).await;
