@@ -757,6 +757,37 @@ fn a_decision_made_before_the_task_ran_again_is_not_the_decision_of_its_new_work
     assert_eq!((trust[0].reviews_decided, trust[0].approved), (1, 0), "the reject in its first review still counts: {trust:?}");
 }
 
+/// A task that failed before its model ever answered (a refused key, a server down) says nothing
+/// of the agent: the trust figures leave it out, where "verified done 0 of 15" blamed the agent
+/// for fifteen runs its provider refused.
+#[test]
+fn a_task_whose_model_never_answered_is_not_counted_against_its_agent() {
+    let store = Store::open_in_memory().unwrap();
+    let (refused, _) = store.create_session(&new_session("the key was refused")).unwrap();
+    let run = RunId::new();
+    store.append_all(&refused, Some(&run), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, status(SessionStatus::Busy)]).unwrap();
+    store.append_all(&refused, Some(&run), vec![status(SessionStatus::Failed)]).unwrap();
+    let (worked, _) = store.create_session(&new_session("worked, then failed")).unwrap();
+    let run = RunId::new();
+    store.append_all(&worked, Some(&run), vec![EngineEvent::RunStarted { trigger: RunTrigger::Task }, status(SessionStatus::Busy)]).unwrap();
+    store
+        .append_all(
+            &worked,
+            Some(&run),
+            vec![
+                EngineEvent::StepFinished {
+                    step: 1,
+                    stop_reason: None,
+                    usage: finishline_engine::provider::Usage { input_tokens: 900, output_tokens: 40, ..Default::default() },
+                },
+                status(SessionStatus::Failed),
+            ],
+        )
+        .unwrap();
+    let trust = store.agent_trust().unwrap();
+    assert_eq!(trust[0].tasks, 1, "only the task its model worked on counts: {trust:?}");
+}
+
 /// History's filter lists what its badges say: a task put away with no review is "Discarded", one
 /// whose work waits on a kept branch is "Branch kept", an answer the evaluator could not check is
 /// "Not checked", and none of them is listed under the status it is stored with.

@@ -187,7 +187,8 @@ pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
         "SELECT s.provider, s.model, s.status, s.end_reason, CASE WHEN s.decided_by = 'auto' THEN NULL ELSE s.decision END, s.claim,
                 CASE WHEN s.group_id IS NULL THEN NULL
                      WHEN EXISTS (SELECT 1 FROM sessions g WHERE g.group_id = s.group_id AND g.chosen = 1) THEN s.chosen END,
-                EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = 'continuation' AND json_extract(e.body, '$.refused_claim') = 1)
+                EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = 'continuation' AND json_extract(e.body, '$.refused_claim') = 1),
+                s.tokens_agent
          FROM sessions s",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -195,10 +196,14 @@ pub fn agent_records(conn: &Connection) -> Result<Vec<AgentRecord>> {
         let end: Option<String> = r.get(3)?;
         let claim: Option<String> = r.get(5)?;
         let ended_unbacked = claim.as_deref() == Some("success") && end.as_deref().is_some_and(|e| !backs_a_success(e));
+        let provider: String = r.get(0)?;
+        // Failed before its model ever answered (a refused key, a server down): that says
+        // nothing of the agent. (An external agent may report no tokens though it worked.)
+        let never_answered = status == "failed" && r.get::<_, i64>(8)? == 0 && provider != crate::external::ACP_PROVIDER;
         Ok(AgentRecord {
-            provider: r.get(0)?,
+            provider,
             model: r.get(1)?,
-            ended: !matches!(status.as_str(), "busy" | "retry" | "queued" | "awaiting_approval" | "idle"),
+            ended: !matches!(status.as_str(), "busy" | "retry" | "queued" | "awaiting_approval" | "idle") && !never_answered,
             verified_done: end.as_deref() == Some("verified_done"),
             attempt_chosen: r.get::<_, Option<i64>>(6)?.map(|c| c != 0),
             decision: r.get::<_, Option<String>>(4)?.as_deref().and_then(Decision::parse),
