@@ -46,10 +46,6 @@ pub fn open(common: &Common) -> Result<Store, u8> {
 }
 
 pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
-    let store = match open(common) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
     let mut q = ListQuery { limit, ..Default::default() };
     if let Some(given) = status {
         // A stored status lists every session stored so (the word this list prints); the window's
@@ -66,6 +62,23 @@ pub fn list(status: Option<String>, limit: usize, common: &Common) -> u8 {
             }
         }
     }
+    // No history yet is an empty list, as an empty history is (a script asking gets no error),
+    // with where it looked and what makes one.
+    let dir = config::data_dir(common);
+    if !dir.join("history.db").exists() {
+        if !common.json {
+            outln!(
+                "No sessions yet in {}: run a task first (`{}`), or name the folder that holds them with --data-dir.",
+                dir.display(),
+                crate::hint::command("run \"…\"")
+            );
+        }
+        return exit::OK;
+    }
+    let store = match open(common) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
     match store.list_sessions(&q) {
         Err(e) => crate::run::fail_on(exit::FAILED, common.json, &e),
         Ok(rows) => {

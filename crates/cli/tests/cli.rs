@@ -246,6 +246,20 @@ fn no_model_is_a_configuration_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model"), "the message says what to pass");
 }
 
+/// No history yet lists no sessions, as an empty history does: a script asking gets an empty list,
+/// not an error; a person reads where it looked.
+#[test]
+fn listing_before_any_task_is_an_empty_list_not_an_error() {
+    let e = env();
+    let out = finishline(&["sessions", "list"], &e.data);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("No sessions yet in"), "{}", String::from_utf8_lossy(&out.stdout));
+    let json = finishline(&["sessions", "list", "--json"], &e.data);
+    assert_eq!((json.status.code(), json.stdout.is_empty()), (Some(0), true), "{}", String::from_utf8_lossy(&json.stdout));
+    assert_eq!(finishline(&["sessions", "list", "--status", "nope"], &e.data).status.code(), Some(2), "a status that is none is still refused");
+    assert_eq!(finishline(&["sessions", "show", "ses_0123456789"], &e.data).status.code(), Some(2), "a session asked for by id is not there");
+}
+
 /// What is wrong is said where the person put it: an empty --model is the flag's, and a bad
 /// address in the settings file is the file's (it was blamed on a --base-url never given).
 #[test]
@@ -1073,11 +1087,15 @@ fn every_command_says_an_unknown_id_the_same_way_and_how_to_see_the_ones_there_a
 #[test]
 fn history_commands_with_no_history_say_where_they_looked_and_how_to_point_elsewhere() {
     let e = env();
-    let out = finishline(&["sessions", "list"], &e.data);
+    let out = finishline(&["sessions", "search", "parser"], &e.data);
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains(&e.data.to_string_lossy().into_owned()), "where it looked: {said}");
     assert!(said.contains("--data-dir") && said.contains("finishline run"), "and the ways forward: {said}");
+    // The list is empty, not an error, and says the same.
+    let listed = finishline(&["sessions", "list"], &e.data);
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(said.contains(&e.data.to_string_lossy().into_owned()) && said.contains("--data-dir") && said.contains("finishline run"), "{said}");
 }
 
 /// Built and run by its path (`./target/release/finishline …`, as the README does) with no
@@ -1088,7 +1106,7 @@ fn suggestions_name_the_program_as_it_was_run_when_it_is_not_on_path() {
     let bin = std::path::Path::new(bin());
     let out = Command::new("./finishline")
         .current_dir(bin.parent().unwrap())
-        .args(["sessions", "list", "--data-dir"])
+        .args(["sessions", "search", "parser", "--data-dir"])
         .arg(&e.data)
         // A PATH that holds no finishline, whatever this machine has installed.
         .env("PATH", e._dir.path())
