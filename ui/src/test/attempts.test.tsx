@@ -1441,19 +1441,25 @@ describe("attempts side by side", () => {
   });
 });
 
+/** Two attempts waiting for review in group g1 (`extra` answers what else the view asks);
+ * `chosen` is what choose_attempt was sent. */
+function twoWaiting(group: GroupRanking, extra: (cmd: string) => unknown) {
+  const asked: { chosen: unknown } = { chosen: null };
+  mockIPC((cmd, args) => {
+    if (cmd === "attempt_group") return group;
+    if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
+    if (cmd === "choose_attempt") {
+      asked.chosen = args;
+      return { outcome: "decided", status: "completed", revert: null };
+    }
+    return extra(cmd);
+  });
+  return asked;
+}
+
 describe("the Differences tab", () => {
   it("lands the attempt the person chose while reading the differences, with the same question first", async () => {
-    let chosen: unknown = null;
-    mockIPC((cmd, args) => {
-      if (cmd === "attempt_group") return ranking();
-      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
-      if (cmd === "attempt_differences") return [];
-      if (cmd === "choose_attempt") {
-        chosen = args;
-        return { outcome: "decided", status: "completed", revert: null };
-      }
-      return null;
-    });
+    const asked = twoWaiting(ranking(), (cmd) => (cmd === "attempt_differences" ? [] : null));
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const user = userEvent.setup();
     await user.click(await screen.findByTestId("tab-differences"));
@@ -1463,29 +1469,19 @@ describe("the Differences tab", () => {
     await user.click(lands[1]);
     expect(await screen.findByTestId("attempt-land-dialog"), "as from its card: the others' fate is said first").toBeInTheDocument();
     await user.click(screen.getByTestId("attempt-land-confirm"));
-    await waitFor(() => expect(chosen).toMatchObject({ group: "g1", sessionId: second.session }));
+    await waitFor(() => expect(asked.chosen).toMatchObject({ group: "g1", sessionId: second.session }));
   });
 });
 
 describe("attempts started on no branch", () => {
   it("are chosen by keeping the branch, which the dialog says, since nothing can land", async () => {
-    let chosen: unknown = null;
-    mockIPC((cmd, args) => {
-      if (cmd === "attempt_group") return { ...ranking(), base_branch: null };
-      if (cmd === "get_settings") return { settings: { provider: { model: "m" }, tasks: { landing: "squash" } } };
-      if (cmd === "list_sessions") return [summary("s1", "awaiting_review", "g1", 1), summary("s2", "awaiting_review", "g1", 2)];
-      if (cmd === "choose_attempt") {
-        chosen = args;
-        return { outcome: "decided", status: "completed", revert: null };
-      }
-      return null;
-    });
+    const asked = twoWaiting({ ...ranking(), base_branch: null }, (cmd) => (cmd === "get_settings" ? { settings: { provider: { model: "m" }, tasks: { landing: "squash" } } } : null));
     render(<AttemptsView group="g1" onOpenSession={() => {}} />);
     const user = userEvent.setup();
     await user.click(within((await screen.findAllByTestId("attempt"))[0]).getByTestId("attempt-land"));
     expect(await screen.findByTestId("attempt-land-dialog")).toHaveTextContent("Nothing lands yet: its branch is kept for later.");
     await user.click(await screen.findByTestId("attempt-land-confirm"));
-    await waitFor(() => expect(chosen).toMatchObject({ group: "g1", landing: "branch" }));
+    await waitFor(() => expect(asked.chosen).toMatchObject({ group: "g1", landing: "branch" }));
   });
 });
 
