@@ -673,6 +673,31 @@ describe("New task", () => {
   });
 });
 
+/** New Task answered as in a git repository (`extra` answers the rest). */
+function inARepository(extra: (cmd: string, args: unknown) => unknown) {
+  mockIPC((cmd, args) => {
+    if (cmd === "plugin:dialog|open") return "/repo";
+    if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
+    if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
+    return extra(cmd, args);
+  });
+}
+
+const attemptsForm = () => render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
+
+/** Attempts ticked with `tries` in the box `testid`, then the form left for another screen. */
+async function attemptsTicked(testid: string, tries: string) {
+  const first = attemptsForm();
+  const user = userEvent.setup();
+  await user.click(screen.getByTestId("pick-workspace"));
+  await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
+  await user.click(screen.getByTestId("attempts-toggle"));
+  const box = await screen.findByTestId(testid);
+  await user.clear(box);
+  await user.type(box, tries);
+  first.unmount();
+}
+
 describe("New task's choices across visits", () => {
   it("keeps the agent, model and plan chosen across a visit to another screen until the task is sent, and an agent no longer installed gives way to the default", async () => {
     sessionStorage.clear();
@@ -733,49 +758,25 @@ describe("New task's choices across visits", () => {
   });
 
   it("keeps the tries set for an installed agent across a visit elsewhere (the agents are known a moment after the form)", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "plugin:dialog|open") return "/repo";
-      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
-      if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
-      if (cmd === "agent_presets") return new Promise((r) => setTimeout(() => r([{ name: "codex", label: "Codex", command: "codex-acp", args: [], install: "npm i -g @zed-industries/codex-acp", found: "/usr/bin/codex-acp" }]), 50));
-    });
-    const form = () => render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
-    const first = form();
-    const user = userEvent.setup();
-    await user.click(screen.getByTestId("pick-workspace"));
-    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
-    await user.click(screen.getByTestId("attempts-toggle"));
-    const codex = await screen.findByTestId("attempts-codex");
-    await user.clear(codex);
-    await user.type(codex, "1");
-    first.unmount();
-    form();
+    inARepository((cmd) =>
+      cmd === "agent_presets" ? new Promise((r) => setTimeout(() => r([{ name: "codex", label: "Codex", command: "codex-acp", args: [], install: "npm i -g @zed-industries/codex-acp", found: "/usr/bin/codex-acp" }]), 50)) : undefined,
+    );
+    await attemptsTicked("attempts-codex", "1");
+    attemptsForm();
     await vi.waitFor(() => expect(screen.getByTestId("attempts-codex"), "Codex's try is still there").toHaveValue(1));
   });
 
   it("keeps Attempts ticked, with its tries, across a visit elsewhere; once started, the next task is one run again", async () => {
     sessionStorage.clear();
     let sent: { agents: string[] } | null = null;
-    mockIPC((cmd, args) => {
-      if (cmd === "plugin:dialog|open") return "/repo";
-      if (cmd === "workspace_info") return { worktrees: true, repository: "/repo", branch: "main", branches: ["main"], unborn_repository: false, busy: [] };
-      if (cmd === "workspace_uncommitted") return { names: [], count: 0 };
-      if (cmd === "start_attempts") {
-        sent = args as { agents: string[] };
-        return ["grp_1", ["s1", "s2", "s3"]];
-      }
+    inARepository((cmd, args) => {
+      if (cmd !== "start_attempts") return undefined;
+      sent = args as { agents: string[] };
+      return ["grp_1", ["s1", "s2", "s3"]];
     });
-    const form = () => render(<NewTask providerReady defaultModel="m" onOpenSettings={() => {}} onStarted={() => {}} onStartedGroup={() => {}} />);
-    const first = form();
+    await attemptsTicked("attempts-builtin", "3");
     const user = userEvent.setup();
-    await user.click(screen.getByTestId("pick-workspace"));
-    await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
-    await user.click(screen.getByTestId("attempts-toggle"));
-    await user.clear(screen.getByTestId("attempts-builtin"));
-    await user.type(screen.getByTestId("attempts-builtin"), "3");
-    first.unmount();
-
-    const second = form();
+    const second = attemptsForm();
     await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle"), "Attempts is still ticked").toBeChecked());
     await vi.waitFor(() => expect(screen.getByTestId("attempts-builtin"), "with the tries set").toHaveValue(3));
     await user.type(screen.getByTestId("task-input"), "write greet.py");
@@ -784,7 +785,7 @@ describe("New task's choices across visits", () => {
     await vi.waitFor(() => expect(sent?.agents).toEqual(["builtin", "builtin", "builtin"]));
     second.unmount();
 
-    form();
+    attemptsForm();
     await vi.waitFor(() => expect(screen.getByTestId("attempts-toggle")).toBeEnabled());
     expect(screen.getByTestId("attempts-toggle"), "the next task is one run unless asked again").not.toBeChecked();
     sessionStorage.clear();
