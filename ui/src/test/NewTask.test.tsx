@@ -10,6 +10,25 @@ function pickerReturns(path: string | null) {
   });
 }
 
+const UNDECIDED = "“write a.txt” waits for your review in /plain, its changes not decided yet.";
+
+/** A plain folder whose first start (`whenBusy: ask`) is refused with `code`; any answer after it
+ * starts ses_2. Returns the `whenBusy` of each start asked for; `extra` answers the rest. */
+function refusedUntilAnswered(code: string, message: string, extra: (cmd: string) => unknown = () => undefined): string[] {
+  const calls: string[] = [];
+  mockIPC((cmd, args) => {
+    if (cmd === "plugin:dialog|open") return "/plain";
+    if (cmd === "start_session") {
+      const when = (args as { whenBusy: string }).whenBusy;
+      calls.push(when);
+      if (when === "ask") throw { code, message };
+      return "ses_2";
+    }
+    return extra(cmd);
+  });
+  return calls;
+}
+
 describe("New task", () => {
   it("enables Run only once there is a provider, a task and a folder", async () => {
     pickerReturns("/home/me/photos");
@@ -352,16 +371,7 @@ describe("New task", () => {
   });
 
   it("a busy plain folder asks first: run anyway, queue after the other task, or cancel", async () => {
-    const calls: string[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "plugin:dialog|open") return "/plain";
-      if (cmd === "start_session") {
-        const when = (args as { whenBusy: string }).whenBusy;
-        calls.push(when);
-        if (when === "ask") throw { code: "workspace_busy", message: "“write slow.txt” is working in /plain right now." };
-        return "ses_2";
-      }
-    });
+    const calls = refusedUntilAnswered("workspace_busy", "“write slow.txt” is working in /plain right now.");
     const onStarted = vi.fn();
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />);
     const user = userEvent.setup();
@@ -380,16 +390,7 @@ describe("New task", () => {
   });
 
   it("a plain folder where another task's changes wait for review asks first, with no queue to offer", async () => {
-    const calls: string[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "plugin:dialog|open") return "/plain";
-      if (cmd === "start_session") {
-        const when = (args as { whenBusy: string }).whenBusy;
-        calls.push(when);
-        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” waits for your review in /plain, its changes not decided yet." };
-        return "ses_2";
-      }
-    });
+    const calls = refusedUntilAnswered("workspace_undecided", UNDECIDED);
     const onStarted = vi.fn();
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} />);
     const user = userEvent.setup();
@@ -434,20 +435,10 @@ describe("New task", () => {
   });
 
   it("Run anyway works at once, while the question's task is still being looked up again", async () => {
-    const calls: string[] = [];
     let looks = 0;
     const plain = { worktrees: false, repository: null, branch: null, branches: [], unborn_repository: false, busy: [], waiting: [{ session_id: "ses_1", title: "write a.txt" }] };
-    mockIPC((cmd, args) => {
-      if (cmd === "plugin:dialog|open") return "/plain";
-      // The folder's line is answered; the look after the question never is.
-      if (cmd === "workspace_info") return looks++ === 0 ? plain : new Promise(() => {});
-      if (cmd === "start_session") {
-        const when = (args as { whenBusy: string }).whenBusy;
-        calls.push(when);
-        if (when === "ask") throw { code: "workspace_undecided", message: "“write a.txt” waits for your review in /plain, its changes not decided yet." };
-        return "ses_2";
-      }
-    });
+    // The folder's line is answered; the look after the question never is.
+    const calls = refusedUntilAnswered("workspace_undecided", UNDECIDED, (cmd) => (cmd === "workspace_info" ? (looks++ === 0 ? plain : new Promise(() => {})) : undefined));
     const onStarted = vi.fn();
     render(<NewTask providerReady onOpenSettings={() => {}} onStarted={onStarted} onOpenSession={() => {}} />);
     const user = userEvent.setup();
