@@ -19,7 +19,7 @@ pub mod state;
 
 use crate::judge::evaluator::extract_object;
 use crate::judge::ladder::{ask, Unusable};
-use crate::provider::{ChatMessage, CompletionRequest, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
+use crate::provider::{ChatMessage, CompletionRequest, OnRetry, Provider, RetryPolicy, StructuredMode, StructuredOutput, Usage};
 
 /// A plan never has more steps than this: past it, steps are too small to be judged apart.
 pub const MAX_STEPS: usize = 7;
@@ -257,8 +257,15 @@ fn clip_title(s: &str) -> String {
 }
 
 /// The manager's call. `None` when cancelled.
-pub async fn make_plan(provider: Arc<dyn Provider>, model: &str, input: &PlannerInput, policy: RetryPolicy, cancel: &CancellationToken) -> Option<PlanResult> {
-    let answer = ask(provider, |mode| build_request(model, input, mode), parse_plan, policy, Arc::new(|_| {}), cancel).await.ok()?;
+pub async fn make_plan(
+    provider: Arc<dyn Provider>,
+    model: &str,
+    input: &PlannerInput,
+    policy: RetryPolicy,
+    on_retry: OnRetry,
+    cancel: &CancellationToken,
+) -> Option<PlanResult> {
+    let answer = ask(provider, |mode| build_request(model, input, mode), parse_plan, policy, on_retry, cancel).await.ok()?;
     Some(PlanResult { plan: answer.value, usage: answer.usage, calls: answer.calls })
 }
 
@@ -381,8 +388,9 @@ pub async fn revise_plan(
     model: &str,
     input: &ReplanInput,
     policy: RetryPolicy,
+    on_retry: OnRetry,
     cancel: &CancellationToken,
 ) -> Option<RevisionResult> {
-    let answer = ask(provider, |mode| build_replan_request(model, input, mode), parse_revision, policy, Arc::new(|_| {}), cancel).await.ok()?;
+    let answer = ask(provider, |mode| build_replan_request(model, input, mode), parse_revision, policy, on_retry, cancel).await.ok()?;
     Some(RevisionResult { revision: answer.value, usage: answer.usage, calls: answer.calls })
 }

@@ -171,7 +171,9 @@ async fn the_manager_gets_a_usable_plan_from_the_real_model() {
         instructions: None,
         may_skip: false,
     };
-    let r = make_plan(provider, "smollm2", &input, RetryPolicy::default(), &tokio_util::sync::CancellationToken::new()).await.expect("not cancelled");
+    let r = make_plan(provider, "smollm2", &input, RetryPolicy::default(), std::sync::Arc::new(|_| {}), &tokio_util::sync::CancellationToken::new())
+        .await
+        .expect("not cancelled");
     let plan = r.plan.expect("json_schema output constrains even the tiny model to a plan");
     assert!((1..=MAX_STEPS).contains(&plan.steps.len()), "a plan has 1 to 7 steps: {plan:?}");
     assert!(plan.steps.iter().all(|s| !s.title.trim().is_empty()), "every step has a title the person can read: {plan:?}");

@@ -66,7 +66,7 @@ fn input() -> PlannerInput {
 #[tokio::test]
 async fn the_manager_is_asked_with_the_task_the_files_and_the_projects_rules() {
     let (server, provider) = planner(json!([{"when": {}, "reply": {"text": GOOD}}])).await;
-    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), &CancellationToken::new()).await.unwrap();
+    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), std::sync::Arc::new(|_| {}), &CancellationToken::new()).await.unwrap();
     assert_eq!(r.plan.unwrap().steps.len(), 2);
     assert_eq!(r.calls, 1);
     let req = &server.requests()[0];
@@ -84,12 +84,12 @@ async fn a_manager_reply_that_is_not_json_gets_one_repair_then_is_unusable() {
         {"when": {}, "reply": {"text": "First I would read the reports, then write it."}}
     ]))
     .await;
-    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), &CancellationToken::new()).await.unwrap();
+    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), std::sync::Arc::new(|_| {}), &CancellationToken::new()).await.unwrap();
     assert_eq!(r.plan.unwrap().steps.len(), 2, "the repair message gets a usable plan");
     assert_eq!((r.calls, server.requests().len()), (2, 2), "exactly one repair call");
 
     let (_server, provider) = planner(json!([{"when": {}, "reply": {"text": "no plan from me"}}])).await;
-    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), &CancellationToken::new()).await.unwrap();
+    let r = make_plan(provider, "manager", &input(), RetryPolicy::default(), std::sync::Arc::new(|_| {}), &CancellationToken::new()).await.unwrap();
     assert!(matches!(r.plan, Err(Unusable::Unparseable(_))), "two unusable answers end planning with a reason, never a made-up plan: {:?}", r.plan);
     assert_eq!(r.calls, 2);
 }

@@ -1374,3 +1374,49 @@ fn answering_permissions(
         }
     })
 }
+
+/// The manager's server failing and tried again is said while it happens, as the evaluator's is:
+/// "planning the steps" alone for minutes read as hung.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_managers_retries_are_said_while_they_happen() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager"}, "times": 1, "reply": {"fault": {"type": "status", "status": 503, "body": "{\"error\": {\"message\": \"overloaded\"}}"}}},
+            manager(json!({}), plan_json(&THREE[..2])),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write b.txt"}), write_reply("b.txt")),
+        ])),
+        Setup::default(),
+    )
+    .await;
+    let o = start(&h, "write a.txt and b.txt", PlanMode::On).await;
+    let details: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Activity { phase: ActivityPhase::Thinking, detail } = &e.event { Some(detail.clone()) } else { None })
+        .collect();
+    assert!(details.iter().any(|d| d.contains("again (1 of ") && d.contains("overloaded")), "the retry is said, with why: {details:?}");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "and the plan that came after runs: {:?}", errors(&o));
+}
+
+/// A manager that takes the connection and never answers is stopped at the step limit, as an
+/// evaluator is, and the task runs as one run, said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_that_never_answers_is_stopped_at_the_step_limit_and_the_task_runs_as_one_run() {
+    let h = Harness::new(
+        rules(json!([
+            {"when": {"kind": "manager"}, "reply": {"text": "{}", "first_frame_delay_ms": 600_000}},
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({}), write_reply("a.txt")),
+        ])),
+        Setup { idle_ms: 60_000, step_limit: Duration::from_secs(2), ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt", PlanMode::On).await;
+    let said = errors(&o);
+    assert!(said.iter().any(|m| m.contains("step limit (2 s)") && m.contains("runs as one run")), "it says the limit stopped it: {said:?}");
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "the task is not lost because the plan was");
+}

@@ -8,9 +8,11 @@ use super::run::{Halt, Run, RunStart};
 use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::judge::completion::EvaluationQuestion;
+use crate::judge::ladder::Unusable;
 use crate::plan::ledger::{self, PlanLedger, PlanMove};
 use crate::plan::state::PlanState;
 use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
+use crate::provider::Usage;
 
 /// How many workspace paths the manager is shown.
 const LISTING: usize = 400;
@@ -58,7 +60,11 @@ impl Run {
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             may_skip: mode == PlanMode::Auto,
         };
-        let Some(result) = plan::make_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, &self.cancel).await else {
+        let asked =
+            plan::make_plan(endpoint.provider.clone(), &endpoint.model, &input, self.engine.config.retry, self.said_again("planning the steps"), &self.cancel);
+        let limit = self.engine.config.step_limit;
+        let over = || plan::PlanResult { plan: Err(Unusable::OverLimit(limit.as_secs())), usage: Usage::default(), calls: 1 };
+        let Some(result) = tokio::time::timeout(limit, asked).await.unwrap_or_else(|_| Some(over())) else {
             return Err(Halt::Cancelled);
         };
         self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage, repairs: result.calls.saturating_sub(1) })?;
@@ -71,7 +77,7 @@ impl Run {
             Err(why) => {
                 self.emit(EngineEvent::Error {
                     code: crate::error::ErrorCode::Plan,
-                    message: format!("The plan could not be made ({}); the task runs as one run instead.", why.describe()),
+                    message: format!("The plan could not be made: {}. The task runs as one run instead.", why.describe()),
                 })?;
                 Ok(None)
             }
@@ -409,11 +415,25 @@ impl Run {
         self.evaluator.model.clone()
     }
 
+    /// The manager's retries, said while they happen as the evaluator's are: "planning the steps"
+    /// alone for minutes read as hung. Its answer is bounded by the step limit, as theirs is.
+    fn said_again(&self, doing: &'static str) -> crate::provider::OnRetry {
+        let (store, session, run) = (self.engine.store.clone(), self.session.clone(), self.run.clone());
+        std::sync::Arc::new(move |w: &crate::provider::RetryWait| {
+            let detail = format!("{doing} again ({} of {}): {}", w.attempt, w.max_retries, w.error.message);
+            let _ = store.append(&session, Some(&run), EngineEvent::Activity { phase: ActivityPhase::Thinking, detail });
+        })
+    }
+
     /// One revision call to the manager (its own model, else the evaluator's), its tokens counted
     /// as the evaluator's.
     async fn ask_for_revision(&mut self, input: &ReplanInput) -> Result<Result<plan::Revision, crate::judge::ladder::Unusable>, Halt> {
         let endpoint = self.manager_endpoint();
-        let Some(result) = plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, &self.cancel).await else {
+        let asked =
+            plan::revise_plan(endpoint.provider.clone(), &endpoint.model, input, self.engine.config.retry, self.said_again("revising the plan"), &self.cancel);
+        let limit = self.engine.config.step_limit;
+        let over = || plan::RevisionResult { revision: Err(Unusable::OverLimit(limit.as_secs())), usage: Usage::default(), calls: 1 };
+        let Some(result) = tokio::time::timeout(limit, asked).await.unwrap_or_else(|_| Some(over())) else {
             return Err(Halt::Cancelled);
         };
         self.emit(EngineEvent::TokensSpent { source: UsageSource::Evaluator, usage: result.usage, repairs: result.calls.saturating_sub(1) })?;

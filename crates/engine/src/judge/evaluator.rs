@@ -487,6 +487,7 @@ pub async fn evaluate(
         Err(Unusable::Refused) => (unavailable("The evaluator refused to judge.".into()), false),
         Err(Unusable::CutOff) => (unavailable("The evaluator's answer was cut off.".into()), false),
         Err(Unusable::Unparseable(problem)) => (unavailable(format!("The evaluator gave no usable verdict: {problem}")), false),
+        Err(Unusable::OverLimit(secs)) => return Some(EvaluatorResult::over_limit(std::time::Duration::from_secs(secs))),
     };
     Some(EvaluatorResult { outcome, parse_ok, usage: answer.usage, calls: answer.calls })
 }

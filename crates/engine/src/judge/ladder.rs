@@ -34,6 +34,8 @@ pub enum Unusable {
     CutOff,
     /// Two answers, neither usable; the reason the second was not.
     Unparseable(String),
+    /// No answer within the step limit (its seconds): the caller stopped waiting.
+    OverLimit(u64),
 }
 
 impl Unusable {
@@ -44,6 +46,7 @@ impl Unusable {
             Unusable::Refused => "the model refused".into(),
             Unusable::CutOff => "the answer was cut off".into(),
             Unusable::Unparseable(why) => format!("the answer could not be read: {why}"),
+            Unusable::OverLimit(secs) => format!("no answer came within the step limit ({secs} s)"),
         }
     }
 }
