@@ -3292,6 +3292,29 @@ async fn discard_and_delete_say_what_they_did_as_json_with_json() {
     assert_eq!(said["left_in_moved_repository"], Value::Null);
 }
 
+/// Discarding a task that already landed (or was rejected) says what became of it: "it has no
+/// worktree of its own" read as though it had worked in the person's folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarding_a_task_that_landed_or_was_rejected_says_so_and_changes_nothing() {
+    let (_s, dir, cli) = server(vec![writes("one.txt", "1\n", 0), writes("two.txt", "2\n", 0)]).await;
+    let r = repo(dir.path());
+    let landed = session_of(&cli.run("write one.txt", &r, &[]));
+    assert_eq!(cli.review(&landed, &["--approve"]).status.code(), Some(0));
+    let head = git(&r, &["rev-parse", "HEAD"]);
+    let refused = cli.cmd(&["sessions", "discard", &landed]).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("landed on main as ") && said.contains("nothing to discard"), "{said}");
+    assert!(!said.contains("no worktree of its own"), "{said}");
+    assert_eq!(git(&r, &["rev-parse", "HEAD"]), head, "nothing moved");
+    let rejected = session_of(&cli.run("write two.txt", &r, &[]));
+    assert_eq!(cli.review(&rejected, &["--reject"]).status.code(), Some(3));
+    let refused = cli.cmd(&["sessions", "discard", &rejected]).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("was rejected") && said.contains("nothing to discard"), "{said}");
+}
+
 /// A failed task deleted after its repository moved away: its history goes, and what git keeps
 /// for it in the moved repository is said, with the commands that remove it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,8 +25,7 @@ fn put_away(store: &Store, data_dir: &Path, session: &SessionId, keep_all: bool)
         return Err(Error::InvalidInput(format!("{session} is an attempt of group {group}: attempts are put away with their group, by rejecting it")));
     }
     let events = store.events(session, 0)?;
-    let wt = current_worktree(&events)
-        .ok_or_else(|| Error::InvalidInput(format!("{session} has no worktree of its own: there is nothing to discard (its history stays)")))?;
+    let wt = current_worktree(&events).ok_or_else(|| Error::InvalidInput(nothing_to_discard(session, &events)))?;
     // Moved away, the repository holds the branch and git's entry for the worktree: neither can
     // be removed, nor what changed after the task committed, until it is back.
     if let Some(gone) = crate::workspace::landing::repository_gone(&wt) {
@@ -190,5 +189,33 @@ impl Engine {
         let kept = if keep_branch { Some(wt.branch.clone()) } else { keep_foreign_commits(&self.store, session, &wt)? };
         self.remove_worktree_soon(session, &wt, WorktreeEnd::Rejected, kept.is_none());
         Ok(())
+    }
+}
+
+/// Why a task without a worktree has nothing to discard, from what became of it: one that landed
+/// or was rejected had a worktree, which went with that decision.
+fn nothing_to_discard(session: &SessionId, events: &[crate::event::Envelope]) -> String {
+    let ended = events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::WorktreeRemoved { why, .. } => Some(*why),
+        _ => None,
+    });
+    let landed = events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Landed { target_branch, commit, branch_kept, .. } => Some((target_branch.clone(), commit.clone(), branch_kept.clone())),
+        _ => None,
+    });
+    match (ended, landed) {
+        (Some(WorktreeEnd::Landed), Some((target, commit, kept))) => {
+            let whither = match (target, commit, kept) {
+                (Some(target), Some(commit), _) => format!("landed on {target} as {}", &commit[..commit.len().min(10)]),
+                (_, _, Some(branch)) => format!("landed: its work is kept on its branch {branch}"),
+                (Some(target), None, None) => format!("landed in your working tree of {target}"),
+                (None, None, None) => "landed".to_string(),
+                (None, Some(commit), None) => format!("landed as {}", &commit[..commit.len().min(10)]),
+            };
+            format!("{session} {whither}, and its worktree went with the landing: there is nothing to discard (its history stays)")
+        }
+        (Some(WorktreeEnd::Rejected), _) => format!("{session} was rejected, and its worktree went with that: there is nothing to discard (its history stays)"),
+        (Some(_), _) => format!("{session}'s worktree is already removed: there is nothing to discard (its history stays)"),
+        (None, _) => format!("{session} has no worktree of its own: there is nothing to discard (its history stays)"),
     }
 }
