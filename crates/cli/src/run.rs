@@ -38,6 +38,10 @@ pub fn task_from_file(path: &std::path::Path) -> Result<String, String> {
     let shown = if stdin { "- (standard input)".to_string() } else { path.display().to_string() };
     let unreadable = |e: std::io::Error| format!("--task-file {shown} cannot be read: {e}");
     let file = if stdin { None } else { Some(std::fs::File::open(path).map_err(unreadable)?) };
+    // Typed at a terminal, a silent wait reads as hung: say how the task ends.
+    if stdin && std::io::stdin().is_terminal() {
+        errln!("finishline: type the task, then press Ctrl-D on a line of its own to start it (Ctrl-C leaves)");
+    }
     // Never more than the limit is read: a huge file (or a device) cannot fill the memory.
     let mut bytes = Vec::new();
     let limit = MAX_TASK_BYTES as u64 + 1;

@@ -1752,9 +1752,32 @@ async fn a_task_file_of_dash_is_read_from_standard_input() {
     let out = tokio::task::spawn_blocking(move || r1("summarise the log below\nline one\n")).await.unwrap();
     let said = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(said.contains("▶ summarise the log below"), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Ctrl-D"), "piped, nothing is asked of anyone");
     let empty = tokio::task::spawn_blocking(move || r2("\n")).await.unwrap();
     assert_eq!(empty.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("--task-file - (standard input): the task is empty"), "{}", String::from_utf8_lossy(&empty.stderr));
+}
+
+/// `--task-file -` at a terminal says how to end the task: a silent wait read as hung. Piped, it
+/// says nothing (above: the task is all that is printed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_file_of_dash_at_a_terminal_says_how_to_end_the_task() {
+    use std::io::Write;
+    let done: fake_llm::Scenario = serde_json::from_value(json!({"rules": [{"when": {"kind": "agent"}, "reply": {"text": "Nothing to change."}}]})).unwrap();
+    let server = FakeServer::start(done).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let mut terminal = in_a_terminal(&["run", "--task-file", "-", "--workspace", &ws, "--base-url", &url, "--model", "m", "--review", "reject"], &e.data);
+    let seen = collect(terminal.stdout.take().unwrap());
+    let asked = tokio::task::block_in_place(|| until_seen(&seen, 30, |s| s.contains("press Ctrl-D")));
+    assert!(asked, "the terminal says how the task ends: {}", seen.lock().unwrap());
+    let mut typing = terminal.stdin.take().unwrap();
+    typing.write_all(b"say hello\n\x04").unwrap();
+    let status = tokio::task::block_in_place(|| exits_within(&mut terminal, 60));
+    let said = seen.lock().unwrap().clone();
+    assert!(status.is_some(), "the task ran once Ctrl-D ended it: {said}");
+    assert!(said.contains("▶ say hello"), "{said}");
 }
 
 /// `--land` with `--isolation in-place` was accepted and ignored: the work is already in the
