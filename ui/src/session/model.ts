@@ -273,6 +273,9 @@ export interface SessionModel {
 export interface StepClock {
   startedAt: number;
   lastAt: number;
+  /** When the first words came: the wait before them is the model reading its prompt, not
+   * writing (a local model reading a long prompt for a minute read as writing 0.5 tok/s). */
+  firstAt?: number;
   /** Characters streamed; a token is about four. */
   chars: number;
   /** Output tokens from the provider's usage, once the step finished. */
@@ -280,13 +283,17 @@ export interface StepClock {
   finishedAt?: number;
 }
 
-/** Tokens per second of a step: from usage once it finished, estimated from text while it streams. */
+/** Fewer tokens than this are no measure of a speed: a step that only called a tool. */
+const FEW_TOKENS = 8;
+
+/** Tokens per second of a step, from its first words: from usage once it finished, estimated
+ * from text while it streams. */
 export function tokensPerSecond(c: StepClock): number | null {
   const end = c.finishedAt ?? c.lastAt;
-  const secs = (end - c.startedAt) / 1000;
+  const secs = (end - (c.firstAt ?? c.startedAt)) / 1000;
   if (secs < 0.5) return null;
   const tokens = c.outputTokens ?? c.chars / 4;
-  return tokens > 0 ? tokens / secs : null;
+  return tokens >= FEW_TOKENS ? tokens / secs : null;
 }
 
 export const emptyModel = (): SessionModel => ({
@@ -472,7 +479,10 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       break;
     case "text_delta":
     case "reasoning_delta": {
-      if (next.stepClock && next.stepClock.finishedAt === undefined) next.stepClock = { ...next.stepClock, chars: next.stepClock.chars + e.text.length, lastAt: Date.parse(e.at) };
+      if (next.stepClock && next.stepClock.finishedAt === undefined) {
+        const at = Date.parse(e.at);
+        next.stepClock = { ...next.stepClock, firstAt: next.stepClock.firstAt ?? at, chars: next.stepClock.chars + e.text.length, lastAt: at };
+      }
       let i = findMsg(next.segments?.[e.message_id] ?? e.message_id);
       if (i >= 0 && i < next.items.length - 1) {
         // A tool card (or anything) came after this message's text: what the agent says now

@@ -291,10 +291,33 @@ describe("step timing", () => {
     const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 0, 0, s)).toISOString();
     m = apply(m, { type: "step_started", step: 1, seq: 1, session_id: "s", at: at(0) } as Envelope);
     m = apply(m, { type: "message_created", message_id: "a", role: "assistant", seq: 2, session_id: "s", at: at(0) } as Envelope);
-    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(80), seq: 3, session_id: "s", at: at(4) } as Envelope);
+    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(40), seq: 3, session_id: "s", at: at(0) } as Envelope);
+    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(40), seq: 4, session_id: "s", at: at(4) } as Envelope);
     expect(tokensPerSecond(m.stepClock!), "80 characters are about 20 tokens, in 4 s").toBeCloseTo(5);
-    m = apply(m, { type: "step_finished", step: 1, stop_reason: "stop", usage: { input_tokens: 10, output_tokens: 50 }, seq: 4, session_id: "s", at: at(5) } as Envelope);
+    m = apply(m, { type: "step_finished", step: 1, stop_reason: "stop", usage: { input_tokens: 10, output_tokens: 50 }, seq: 5, session_id: "s", at: at(5) } as Envelope);
     expect(tokensPerSecond(m.stepClock!), "50 tokens in 5 s, from the provider's usage").toBeCloseTo(10);
+  });
+
+  it("counts the model's writing, not its reading of the prompt before the first word", async () => {
+    const { tokensPerSecond } = await import("../session/model");
+    let m = emptyModel();
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 0, 0, s)).toISOString();
+    m = apply(m, { type: "step_started", step: 1, seq: 1, session_id: "s", at: at(0) } as Envelope);
+    m = apply(m, { type: "message_created", message_id: "a", role: "assistant", seq: 2, session_id: "s", at: at(0) } as Envelope);
+    // A local model reads a long prompt for a minute, then writes 100 tokens in 10 s.
+    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(4), seq: 3, session_id: "s", at: at(60) } as Envelope);
+    m = apply(m, { type: "text_delta", message_id: "a", text: "x".repeat(396), seq: 4, session_id: "s", at: at(70) } as Envelope);
+    m = apply(m, { type: "step_finished", step: 1, stop_reason: "stop", usage: { input_tokens: 9000, output_tokens: 100 }, seq: 5, session_id: "s", at: at(70) } as Envelope);
+    expect(tokensPerSecond(m.stepClock!), "100 tokens written in 10 s, not in 70").toBeCloseTo(10);
+  });
+
+  it("names no speed for a step that wrote almost nothing", async () => {
+    const { tokensPerSecond } = await import("../session/model");
+    let m = emptyModel();
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 0, 0, s)).toISOString();
+    m = apply(m, { type: "step_started", step: 1, seq: 1, session_id: "s", at: at(0) } as Envelope);
+    m = apply(m, { type: "step_finished", step: 1, stop_reason: "tool_use", usage: { input_tokens: 900, output_tokens: 3 }, seq: 2, session_id: "s", at: at(6) } as Envelope);
+    expect(tokensPerSecond(m.stepClock!), "3 tokens are no measure of speed (it read as 0.5 tok/s)").toBeNull();
   });
 });
 
