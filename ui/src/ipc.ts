@@ -525,6 +525,8 @@ export interface PlanProjection {
   spent: { agent: number; evaluator: number; manager: number };
   /** Rounds the person's feedback started; `spent` counts the latest one's calls. */
   rounds?: number;
+  /** What the person changed in the plan at its go-ahead (the models are told, too). */
+  person_edits?: { removed: string[]; added: string[]; changed: string[] } | null;
 }
 
 /** `plan`: the plan after this event, sent with the events that change it. */

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 pub mod checks;
+pub mod edits;
 pub mod ledger;
 pub mod state;
 

@@ -376,6 +376,52 @@ async fn a_plan_reviewed_first_waits_for_the_person_who_edits_it_then_it_runs_as
     assert!(h.engine.run_plan(&o.session, None).is_err(), "an answered plan cannot be run twice");
 }
 
+/// Steps the person removed at the plan's go-ahead are theirs to remove: the steps' briefs, the
+/// evaluator at the end and the plan itself say so. The whole task was judged as first typed
+/// ("write a.txt, b.txt and c.txt"), and an evaluator would have sent the agent back for the step
+/// the person took out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_the_person_removed_from_the_plan_are_not_judged_missing() {
+    let h = Harness::new(
+        rules(json!([
+            manager(json!({}), plan_json(&THREE)),
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "Created"}), json!({"text": DONE})),
+            agent(json!({"last_message_contains": "This step: Write a.txt"}), write_reply("a.txt")),
+            agent(json!({"last_message_contains": "This step: Write e.txt"}), write_reply("e.txt")),
+            agent(json!({}), write_reply("unexpected.txt")),
+        ])),
+        Setup { review_plan: true, ..Setup::default() },
+    )
+    .await;
+    let o = start(&h, "write a.txt, b.txt and c.txt", PlanMode::On).await;
+    let made: Vec<finishline_engine::plan::PlanStep> = PlanState::from_events(&o.events).unwrap().steps.iter().map(|s| s.step.clone()).collect();
+    let mut steps = vec![made[0].clone()];
+    steps.push(finishline_engine::plan::PlanStep {
+        title: "Write e.txt".into(),
+        instructions: "Write e.txt.".into(),
+        criteria: vec!["e.txt exists".into()],
+        depends_on: vec![],
+        verify: vec![],
+    });
+    let handle = h.engine.run_plan(&o.session, Some(steps)).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle).await.unwrap().unwrap();
+    let o = h.wait_idle(&o.session).await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone), "errors: {:?}", errors(&o));
+    let edits = PlanState::from_events(&o.events).unwrap().person_edits.expect("the plan knows the person edited it");
+    assert_eq!(edits.removed, vec![made[1].title.clone(), made[2].title.clone()]);
+    assert_eq!(edits.added, vec!["Write e.txt".to_string()]);
+    let requests = h.server.requests();
+    let brief = requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write e.txt")).unwrap();
+    let last_judged = requests.iter().rev().find(|r| r.kind == RequestKind::Evaluator).unwrap();
+    for (who, body) in [("the step's brief", brief.body.to_string()), ("the evaluator at the end", last_judged.body.to_string())] {
+        assert!(body.contains("removed") && body.contains(&made[2].title), "{who} is told the person removed the step: {body}");
+        assert!(body.contains("Write e.txt"), "{who} is told of the step the person added");
+    }
+    let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
+    assert!(md.contains("**▤ Plan revised:** you edited it before it ran: removed \"Write b.txt\", \"Write c.txt\"; added \"Write e.txt\""), "{md}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_plan_that_waits_ends_the_task_with_nothing_run() {
     let h = Harness::new(

@@ -556,6 +556,11 @@ function PlanPanel({ plan, running }: { plan: PlanView; running: boolean }) {
           </span>
         </div>
       )}
+      {plan.personEdits && (
+        <p className="muted small" data-testid="plan-edits" title="The agent, the evaluator and the manager are told: a step you removed is not missing work">
+          You edited this plan before it ran: {plan.personEdits}.
+        </p>
+      )}
       <ol>
         {plan.steps.map((s, i) => (
           // Numbered as the progress strip counts ("Step 2/3"): replaced steps are not counted.

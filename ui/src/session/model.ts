@@ -37,6 +37,8 @@ export interface PlanView {
   spent: number;
   /** Rounds the person's feedback started: each has a budget of its own, and `spent` is the latest's. */
   rounds: number;
+  /** What the person changed at its go-ahead: "removed “Write c.txt”; added “Write e.txt”". */
+  personEdits?: string;
 }
 
 /** The plan's steps as "n of m steps done" counts them (as the engine's `PlanState::counted`):
@@ -75,7 +77,22 @@ export function planView(p: PlanProjection): PlanView {
     budget: p.budget_calls ?? undefined,
     spent: p.spent.agent + p.spent.evaluator + p.spent.manager,
     rounds: p.rounds ?? 0,
+    personEdits: p.person_edits ? editsText(p.person_edits) : undefined,
   };
+}
+
+function editsText(e: { removed: string[]; added: string[]; changed: string[] }): string | undefined {
+  const quoted = (titles: string[]) => titles.map((t) => `“${t}”`).join(", ");
+  const said = (
+    [
+      ["removed", e.removed],
+      ["added", e.added],
+      ["changed", e.changed],
+    ] as const
+  )
+    .filter(([, titles]) => titles.length > 0)
+    .map(([what, titles]) => `${what} ${quoted(titles)}`);
+  return said.length > 0 ? said.join("; ") : undefined;
 }
 
 export type Item =

@@ -1392,6 +1392,32 @@ describe("Session view, loading and errors", () => {
     expect(screen.getByTestId("plan-progress")).toHaveTextContent("Plan: 2/2 steps done · revised after step 2 failed");
   });
 
+  it("a plan the person edited at its go-ahead says what they changed", async () => {
+    seq = 0;
+    const step = (title: string) => ({ title, instructions: `${title}.`, criteria: [], depends_on: [] });
+    const view = (title: string, state: StepState) => ({ step: step(title), state, end_reason: null, summary: null, output_data: null, replaced_because: null, decided_by: null });
+    const plan: PlanProjection = {
+      mode: "on",
+      steps: [view("Write a", "running"), view("Write e", "pending")],
+      revisions: [],
+      replans: 0,
+      current: 0,
+      number: 1,
+      of: 2,
+      concluded: false,
+      awaiting_review: false,
+      budget_calls: 30,
+      spent: { agent: 0, evaluator: 0, manager: 1 },
+      person_edits: { removed: ["Write c"], added: ["Write e"], changed: [] },
+    };
+    script([
+      ev({ type: "session_created", task: "write a, b and c", workspace: "/ws", provider: "openai", model: "m" }),
+      { ...ev({ type: "plan_reviewed", approved: true, edited: true, steps: [step("Write a"), step("Write e")] }), plan },
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("plan-edits")).toHaveTextContent("You edited this plan before it ran: removed “Write c”; added “Write e”.");
+  });
+
   it("a step its checks passed says its criterion once beside its plan, and the review's list gives a failed step the panel's badge", async () => {
     seq = 0;
     const step = (title: string, criteria: string[]) => ({ title, instructions: `${title}.`, criteria, depends_on: [] });

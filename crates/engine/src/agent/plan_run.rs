@@ -9,6 +9,7 @@ use crate::domain::*;
 use crate::event::EngineEvent;
 use crate::judge::completion::EvaluationQuestion;
 use crate::judge::ladder::Unusable;
+use crate::plan::edits::settled;
 use crate::plan::ledger::{self, PlanLedger, PlanMove};
 use crate::plan::state::PlanState;
 use crate::plan::{self, Plan, PlanStep, PlannerInput, ReplanInput};
@@ -114,7 +115,7 @@ impl Run {
     /// Ends this run and starts the run of step `index`, in one store step.
     fn hand_over(&mut self, state: &PlanState, index: usize, before: Vec<EngineEvent>) -> crate::Result<()> {
         let files: Vec<String> = self.changes().into_iter().map(|c| c.path).collect();
-        let after = step_start(&self.task, state, index, &files);
+        let after = step_start(&settled(&self.task, state.person_edits.as_ref()), state, index, &files);
         let next = RunId::new();
         self.engine.store.hand_over(&self.session, &self.run, &next, RunTrigger::PlanStep, before, after)?;
         self.next = Some((next, RunStart { trigger: RunTrigger::PlanStep, user_message: None, answer: None, plan: PlanMode::Off, continuation: None }));
@@ -136,11 +137,12 @@ impl Run {
     /// What the evaluator judges: this step against its criteria, or the whole request at the
     /// final check (and at the last step, which the final check is folded into).
     pub(super) fn judged_task(&self) -> String {
+        let task = settled(&self.task, self.plan_edits.as_ref());
         if let Some(s) = self.plan_step.as_ref().filter(|s| s.last && !self.judge_whole) {
             let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
             return format!(
                 "The last step of a plan, and the whole task with it: it is done only when this step is done AND the whole task below is done.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task:\n{}",
-                s.step.title, s.step.instructions, self.task
+                s.step.title, s.step.instructions, task
             );
         }
         match (&self.plan_step, self.judge_whole) {
@@ -148,10 +150,11 @@ impl Run {
                 let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
                 format!(
                     "Step {} of {} of a larger task; judge only this step, not the later ones.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task, for context:\n{}",
-                    s.number, s.of, s.step.title, s.step.instructions, self.task
+                    s.number, s.of, s.step.title, s.step.instructions, task
                 )
             }
-            _ => self.task.clone(),
+            // The final check, and a run after the plan: the request as the person settled it.
+            _ => task,
         }
     }
 
@@ -327,7 +330,7 @@ impl Run {
         }
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: format!("revising the plan after step {}", failed.number) })?;
         let input = ReplanInput {
-            task: self.task.clone(),
+            task: settled(&self.task, state.person_edits.as_ref()),
             done: done_steps(&state),
             failed: Some(failed.step.clone()),
             failure: match &ending.stuck {
@@ -448,7 +451,7 @@ impl Run {
         let Some(mut state) = PlanState::from_events(&events).filter(|p| p.concluded) else { return Ok(false) };
         self.emit(EngineEvent::Activity { phase: ActivityPhase::Thinking, detail: "revising the plan for your feedback".into() })?;
         let input = ReplanInput {
-            task: self.task.clone(),
+            task: settled(&self.task, state.person_edits.as_ref()),
             done: done_steps(&state),
             instructions: self.instructions.as_ref().map(|i| (i.file.clone(), i.text.clone())),
             feedback: Some(feedback.to_string()),

@@ -104,6 +104,8 @@ pub struct Run {
     pub(super) plan_step: Option<super::plan_run::StepRun>,
     /// The final check of a plan judges the whole request, not the last step.
     pub(super) judge_whole: bool,
+    /// What the person changed in the plan at its go-ahead, told to the evaluator with the task.
+    pub(super) plan_edits: Option<crate::plan::edits::PlanEdits>,
     /// The run this one handed the session to (the next plan step), started in the store.
     pub(super) next: Option<(RunId, RunStart)>,
     /// Whoever does the work: Finishline's own loop or an ACP agent. Lent to itself for a turn
@@ -249,6 +251,7 @@ impl Run {
             owned: Default::default(),
             owned_folded: 0,
             worker,
+            plan_edits: plan.as_ref().and_then(|p| p.person_edits.clone()),
             plan_step,
             judge_whole: false,
             next: None,

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::domain::{EndReason, PlanMode, StepState};
 use crate::event::{EngineEvent, Envelope};
+use crate::plan::edits::PlanEdits;
 use crate::plan::PlanStep;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +51,8 @@ pub struct PlanState {
     /// Rounds the person's feedback started since the plan was made: each spends a budget of
     /// its own, so `spent` counts the latest round's calls.
     pub rounds: u32,
+    /// What the person changed in the plan at its go-ahead: their later word on the task.
+    pub person_edits: Option<PlanEdits>,
 }
 
 /// The model calls a plan has made, by who made them (every kind of revision counts).
@@ -91,6 +94,7 @@ impl PlanState {
             budget_calls: None,
             spent: PlanSpend::default(),
             rounds: 0,
+            person_edits: None,
         }
     }
 
@@ -102,6 +106,8 @@ impl PlanState {
                 self.awaiting_review = false;
                 self.declined = !*approved;
                 if *approved {
+                    let before: Vec<PlanStep> = self.steps.iter().filter(|s| s.state != StepState::Replaced).map(|s| s.step.clone()).collect();
+                    self.person_edits = PlanEdits::between(&before, steps);
                     self.steps = steps.iter().map(pending).collect();
                 } else {
                     self.concluded = true;
@@ -244,6 +250,11 @@ pub const FOLDED_TYPES: &[&str] = &[
 ];
 
 impl PlanFollower {
+    /// The plan as the events so far left it.
+    pub fn state(&self) -> Option<&PlanState> {
+        self.state.as_ref()
+    }
+
     /// The plan after `event`, when the event changed it.
     pub fn see(&mut self, event: &EngineEvent) -> Option<PlanState> {
         if !self.fold(event) || self.state == self.sent {

@@ -191,7 +191,9 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
     let mut out: Vec<Entry> = Vec::new();
     let mut messages: HashMap<MessageId, usize> = HashMap::new();
     let mut tools: HashMap<String, usize> = HashMap::new();
+    let mut plan = crate::plan::state::PlanFollower::default();
     for env in &t.events {
+        plan.see(&env.event);
         match &env.event {
             EngineEvent::RunStarted { trigger } => out.push(Entry::Run { trigger: *trigger, at: env.at.clone() }),
             EngineEvent::ModelSwitched { from, to } => out.push(Entry::ModelSwitched { from: from.clone(), to: to.clone() }),
@@ -282,6 +284,11 @@ pub fn transcript(t: &Timeline) -> Vec<Entry> {
             EngineEvent::ProjectInstructions { file, truncated, .. } => out.push(Entry::Instructions { file: file.clone(), truncated: *truncated }),
             EngineEvent::PlanCreated { steps, .. } => out.push(Entry::Plan { revised_because: None, steps: steps.clone() }),
             EngineEvent::PlanRevised { cause, steps, .. } => out.push(Entry::Plan { revised_because: Some(cause.clone()), steps: steps.clone() }),
+            // The plan that ran is the one the person approved, edited: shown as such.
+            EngineEvent::PlanReviewed { approved: true, edited: true, steps } => {
+                let edits = plan.state().and_then(|p| p.person_edits.as_ref()).map(|e| format!(": {}", e.summary())).unwrap_or_default();
+                out.push(Entry::Plan { revised_because: Some(format!("you edited it before it ran{edits}")), steps: steps.clone() })
+            }
             EngineEvent::PlanStepStarted { number, of, title, .. } => out.push(Entry::PlanStep { number: *number, of: *of, title: title.clone() }),
             EngineEvent::PlanStepFinished { end_reason, summary, output_data, .. } => {
                 out.push(Entry::PlanStepEnd { end_reason: *end_reason, summary: summary.clone(), output_data: output_data.clone() })
