@@ -400,7 +400,8 @@ async fn steps_the_person_removed_from_the_plan_are_not_judged_missing() {
     steps.push(finishline_engine::plan::PlanStep {
         title: "Write e.txt".into(),
         instructions: "Write e.txt.".into(),
-        criteria: vec!["e.txt exists".into()],
+        // Added without a "done when": the brief says what then decides it.
+        criteria: vec![],
         depends_on: vec![],
         verify: vec![],
     });
@@ -418,6 +419,11 @@ async fn steps_the_person_removed_from_the_plan_are_not_judged_missing() {
         assert!(body.contains("removed") && body.contains(&made[2].title), "{who} is told the person removed the step: {body}");
         assert!(body.contains("Write e.txt"), "{who} is told of the step the person added");
     }
+    let brief = brief.body.to_string();
+    assert!(
+        brief.contains("It is done when: its instructions above are carried out"),
+        "a step without criteria is not left with \"done when:\" and nothing: {brief}"
+    );
     let md = finishline_engine::store::export::to_markdown(&h.store.timeline(&o.session).unwrap());
     assert!(md.contains("**▤ Plan revised:** you edited it before it ran: removed \"Write b.txt\", \"Write c.txt\"; added \"Write e.txt\""), "{md}");
 }

@@ -139,7 +139,7 @@ impl Run {
     pub(super) fn judged_task(&self) -> String {
         let task = settled(&self.task, self.plan_edits.as_ref());
         if let Some(s) = self.plan_step.as_ref().filter(|s| s.last && !self.judge_whole) {
-            let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+            let criteria = done_when(&s.step.criteria);
             return format!(
                 "The last step of a plan, and the whole task with it: it is done only when this step is done AND the whole task below is done.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task:\n{}",
                 s.step.title, s.step.instructions, task
@@ -147,7 +147,7 @@ impl Run {
         }
         match (&self.plan_step, self.judge_whole) {
             (Some(s), false) => {
-                let criteria: String = s.step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+                let criteria = done_when(&s.step.criteria);
                 format!(
                     "Step {} of {} of a larger task; judge only this step, not the later ones.\nThis step: {}\n{}\nIt is done when:{criteria}\n\nThe whole task, for context:\n{}",
                     s.number, s.of, s.step.title, s.step.instructions, task
@@ -568,6 +568,15 @@ pub(super) fn step_start(task: &str, state: &PlanState, index: usize, files: &[S
     ]
 }
 
+/// A step's criteria after "It is done when:", one to a line. A step the person added without
+/// any is decided by its instructions, said so: "done when:" and nothing read as done at once.
+fn done_when(criteria: &[String]) -> String {
+    if criteria.is_empty() {
+        return " its instructions above are carried out".to_string();
+    }
+    criteria.iter().map(|c| format!("\n- {c}")).collect()
+}
+
 /// The finished steps for the manager: each title, with what the evaluator said it produced.
 fn done_steps(state: &PlanState) -> Vec<(String, String)> {
     state
@@ -608,7 +617,7 @@ fn brief(task: &str, state: &PlanState, index: usize, number: usize, of: usize, 
             plan_lines.push_str(&format!("\n  What it produced for later steps: {data}"));
         }
     }
-    let criteria: String = step.criteria.iter().map(|c| format!("\n- {c}")).collect();
+    let criteria = done_when(&step.criteria);
     let files = if files.is_empty() { "none yet".to_string() } else { files.iter().take(50).cloned().collect::<Vec<_>>().join(", ") };
     format!(
         "You are on step {number} of {of} of a plan for the person's task. Do this step only, then call complete_task. \
