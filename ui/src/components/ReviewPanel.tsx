@@ -515,7 +515,14 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <dt>Evaluator</dt>
         <dd data-testid="review-verdict">
           {/* A run that ended before its last check (stuck, a failed verification) may have asked it earlier. */}
-          {review.verdict ? review.verdict.replace("_", " ") : evaluatorModel ? "not asked at the end; its earlier answers are in the timeline" : "not asked"}
+          {review.verdict
+            ? review.verdict.replace("_", " ")
+            : // A later round that spent nothing on it never asked it: "earlier answers" were another round's.
+              round && round.evaluator === 0
+              ? "not asked in this round"
+              : evaluatorModel
+                ? "not asked at the end; its earlier answers are in the timeline"
+                : "not asked"}
           {review.verdict && review.verdictOnStep ? ` (its word on ${review.verdictOnStep}, not on the whole task)` : ""}
           {review.verdictSummary && <span className="muted">: {review.verdictSummary}</span>}
           {review.verdict && evaluatorModel && <TrackRecord model={evaluatorModel} />}

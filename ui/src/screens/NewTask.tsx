@@ -187,7 +187,7 @@ export function NewTask({ providerReady, modelMissing = false, defaultModel = ""
   const modelForThisTask = !providerReady && modelMissing && !!model.trim() && !external;
   const blocker = !providerReady && !modelForThisTask
     ? modelMissing
-      ? "Choose a model in Settings first"
+      ? "Name a model in the Model field above, or in Settings"
       : "Set up a provider in Settings first"
     : !trimmed
       ? "Describe the task first"

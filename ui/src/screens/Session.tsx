@@ -1235,6 +1235,7 @@ export function SessionView({
             says so ("Plan: 3/3 steps done · Step 2" read as the plan's step 2). */}
         {model.step > 0 && !(model.plan?.concluded && !model.runAfterPlan) && !planTurnsOver && (
           <span
+            className="whole"
             data-testid="step-count"
             title={`The agent's ${model.plan ? "turns" : "steps"} in this run. Each run (the task, a round after Request changes, a follow-up) counts from 1, within its step limit (Settings → Limits)`}
           >
@@ -1532,7 +1533,7 @@ function RunTiming({ run, step, live }: { run: { startedAt: number; finishedAt?:
   const end = run.finishedAt ?? (live ? Math.max(now, step?.lastAt ?? run.startedAt) : (step?.finishedAt ?? step?.lastAt ?? run.startedAt));
   const rate = step ? tokensPerSecond(step) : null;
   return (
-    <span data-testid="run-timing" className="muted" title="The run's time so far, and the model's speed in this step">
+    <span data-testid="run-timing" className="muted whole" title="The run's time so far, and the model's speed in this step">
       {/* A run over in less than a second read "0:00", as if it had not run at all. */}
       {!live && end - run.startedAt < 1000 ? "under 1 s" : clockText(end - run.startedAt)}
       {rate !== null && ` · ${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tok/s`}

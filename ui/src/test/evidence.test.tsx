@@ -77,6 +77,19 @@ describe("evidence the person sees", () => {
     expect(await screen.findByTestId("review-verdict")).toHaveTextContent("not asked at the end; its earlier answers are in the timeline");
   });
 
+  it("a later round that never asked the evaluator says so, not that its earlier answers are in the timeline", async () => {
+    script([
+      ...start(),
+      ev({ type: "evaluation", cycle: 1, verdict: "done", summary: "a.txt written", remaining: [], stuck_reason: null, model: "judge", parse_ok: true, usage: { input_tokens: 100, output_tokens: 20 }, question: "done" }),
+      ev({ type: "review_requested", review_id: "r1", claim: "none", verdict: "done", end_reason: "verified_done", remaining: [], files_changed: [], verification: [], tokens: { agent: 500, evaluator: 120, compaction: 0 } }),
+      ev({ type: "review_resolved", review_id: "r1", decision: "request_changes", by: "person", feedback: "and b.txt", reverted: false }),
+      ev({ type: "review_requested", review_id: "r2", claim: "none", verdict: null, end_reason: "stuck", remaining: [], files_changed: [], verification: [], tokens: { agent: 900, evaluator: 120, compaction: 0 }, stuck: { pattern: "same_action_error", repeated: "read_file" } }),
+      ev({ type: "status_changed", status: "awaiting_review" }),
+    ]);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("review-verdict")).toHaveTextContent("not asked in this round");
+  });
+
   it("shows the narrow conversation question as what was asked, never as a done verdict", async () => {
     script([
       ...start(),
