@@ -4,6 +4,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { describe, expect, it, vi } from "vitest";
 import type { PlanStep } from "../ipc";
 import { MAX_STEPS, PlanReview } from "../components/PlanReview";
+import { spyOnScrollIntoView } from "./fixtures";
 
 const steps: PlanStep[] = [
   { title: "Read the reports", instructions: "Read reports/.", criteria: ["every report opened"], depends_on: [] },
@@ -77,6 +78,18 @@ describe("Plan review", () => {
       expect(screen.getAllByTestId("plan-edit-title")[i], "the new step is where the typing goes").toHaveFocus();
     }
     expect(screen.getByTestId("plan-edit-add")).toBeDisabled();
+  });
+
+  it("an added step is brought into view whole, not only its title", async () => {
+    mockIPC(() => undefined);
+    const into = spyOnScrollIntoView();
+    render(<PlanReview sessionId="s-add" steps={steps} />);
+    const user = userEvent.setup();
+    await user.click(screen.getByTestId("plan-edit-add"));
+    expect(into.mock.contexts, "the new step's whole item, its instructions and Done when with it").toContain(screen.getAllByTestId("plan-edit-step")[2]);
+    into.mockClear();
+    await user.click(screen.getAllByTestId("plan-edit-remove")[0]);
+    expect(into, "a removal moves the focus only").not.toHaveBeenCalled();
   });
 
   it("a step removed with the keys gives the focus to the step in its place, and the last one removed to Add step", async () => {
