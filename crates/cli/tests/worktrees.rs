@@ -289,6 +289,23 @@ async fn a_branch_git_holds_locked_is_said_locked_not_moved_and_lands_once_the_l
     assert_eq!(std::fs::read_to_string(r.join("one.txt")).unwrap(), "1\n");
 }
 
+/// A file of the checkout touched (saved unchanged, its mode set back, a build's `touch`) is
+/// no edit of the person's: approve lands the task's change to it. Git's index still held the
+/// old time, and "Entry 'f.txt' not uptodate. Cannot merge." refused the landing until the
+/// person ran `git status`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_touched_but_not_changed_in_the_checkout_does_not_stop_the_landing() {
+    let (_s, dir, cli) = server(vec![writes("f.txt", "the task's\n", 0)]).await;
+    let r = person_repo(dir.path(), &[("f.txt", "hello\n")]);
+    let id = session_of(&cli.run("write f.txt", &r, &[]));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(r.join("f.txt"), "hello\n").unwrap();
+    let landed = cli.review(&id, &["--approve"]);
+    assert_eq!(landed.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&landed.stdout), String::from_utf8_lossy(&landed.stderr));
+    assert_eq!(std::fs::read_to_string(r.join("f.txt")).unwrap(), "the task's\n");
+    assert_eq!(std::fs::read_to_string(r.join("README.md")).unwrap(), "hello\nmy own edit, not committed\n", "the person's edit stays");
+}
+
 /// A landing waiting its turn while the person moves their repository away: it made the old
 /// place's `.git` again (an empty folder, to lock in) and went on there. It says the repository
 /// is gone, and makes nothing where it was.

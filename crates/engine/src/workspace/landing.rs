@@ -819,6 +819,10 @@ pub fn checkout_at(repo: &Path) -> Option<CheckoutElsewhere> {
 /// Brings the person's checkout (on the landing's branch) from `old` to `new`, index and files,
 /// keeping their other edits: git refuses to overwrite any.
 fn update_checkout(repo: &Path, old: &str, new: &str) -> std::result::Result<(), String> {
+    // A file touched but not changed (saved unchanged, a build's `touch`) looks edited to the
+    // index until its times are read again: git refused it as "not uptodate". What this cannot
+    // refresh (a real edit, a lock held) is left to the merge below, which says so.
+    let _ = git_in(repo).args(["update-index", "-q", "--refresh"]).output();
     let out = git_in(repo).args(["read-tree", "-m", "-u", old, new]).output().map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(())
