@@ -377,6 +377,28 @@ async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_age
     assert!(lines(&list).is_empty(), "a refused task leaves no session behind");
 }
 
+/// Files the agent renamed ("rename the photos by date") are its own to undo: a rename keeps a
+/// file's making time, older than the task, which the revert read as a file of the person's the
+/// task had only uncovered, and refused ("someone changed 2024-01-01.jpg after the agent").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_with_revert_undoes_the_agents_renames_in_a_plain_folder() {
+    let rename = json!({"name": "run_command", "arguments": {"command": "mv photo1.jpg 2024-01-01.jpg && mv photo2.jpg 2024-01-02.jpg && echo renamed both"}});
+    let (_s, dir, cli) = server(vec![calls_then_done("rename the photos", vec![rename], "renamed both")]).await;
+    let ws = dir.path().join("photos");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("photo1.jpg"), "first photo\n").unwrap();
+    std::fs::write(ws.join("photo2.jpg"), "second photo\n").unwrap();
+    let ran = cli.run("rename the photos by date", &ws, &["--allow", "run_command"]);
+    assert_eq!(ran.status.code(), Some(6), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(ws.join("2024-01-01.jpg").exists());
+    let rejected = cli.review(&session_of(&ran), &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string() + &String::from_utf8_lossy(&rejected.stdout);
+    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    assert_eq!(std::fs::read_to_string(ws.join("photo1.jpg")).unwrap(), "first photo\n", "{said}");
+    assert_eq!(std::fs::read_to_string(ws.join("photo2.jpg")).unwrap(), "second photo\n", "{said}");
+    assert!(!ws.join("2024-01-01.jpg").exists() && !ws.join("2024-01-02.jpg").exists(), "the renamed files go back to their names: {said}");
+}
+
 /// Reject with revert after Request changes undoes every round the person never approved, not
 /// only the last: the first round's file goes too. A file the person edited between the rounds
 /// comes back as they left it, not as it was before the task.

@@ -412,11 +412,22 @@ fn revert_step_here(cp: &Checkpoints, c: &OwnedChange, now: &FileState, others: 
 /// RFC 3339 time): a file the ignore rules hid until the task changed them (a `.gitignore` line
 /// it dropped) looks new to the snapshots, yet it is the person's. A revert treats them as
 /// changed since, asking before it deletes one. A disk that keeps no making time says nothing.
+/// A file the task moved keeps its making time too ("rename the photos by date"): one whose
+/// content is what a file the task removed held is taken as moved by it, and is its own.
 pub(super) fn made_before(cp: &Checkpoints, owned: &[OwnedChange], since: &str) -> Vec<String> {
     let Ok(since) = chrono::DateTime::parse_from_rfc3339(since).map(std::time::SystemTime::from) else { return Vec::new() };
+    let moved_away: std::collections::HashSet<&str> = owned
+        .iter()
+        .filter(|c| c.after == FileState::Absent)
+        .filter_map(|c| match &c.before {
+            FileState::Blob { oid, .. } => Some(oid.as_str()),
+            FileState::Absent => None,
+        })
+        .collect();
     owned
         .iter()
         .filter(|c| c.before == FileState::Absent)
+        .filter(|c| !matches!(&c.after, FileState::Blob { oid, .. } if moved_away.contains(oid.as_str())))
         .filter(|c| std::fs::symlink_metadata(cp.work_tree().join(&c.path)).and_then(|m| m.created()).is_ok_and(|made| made < since))
         .map(|c| c.path.clone())
         .collect()
