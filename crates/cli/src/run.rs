@@ -1637,7 +1637,7 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
     let events = store.events(&sid, 0).unwrap_or_default();
-    let AskedReview { ended, why, files, not_landed, in_submodules, audit, criteria } = asked_review(&events, &review);
+    let AskedReview { ended, why, files, not_landed, in_submodules, audit, criteria, not_covered } = asked_review(&events, &review);
     if json {
         outln!("{}", json!({"type": "review_waiting", "session_id": sid, "review_id": review, "files_changed": files, "audit": audit, "criteria": criteria}));
     } else {
@@ -1654,10 +1654,12 @@ pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
             EngineEvent::TaskCommitted { files_since_start: Some(f), .. } => Some(f.clone()),
             _ => None,
         });
-        let earlier = crate::view::earlier_rounds_line(&lands.unwrap_or_default(), &files);
+        let earlier = crate::view::earlier_rounds_line(&lands.unwrap_or_default(), &files, &not_covered);
+        let uncovered = crate::view::not_covered_line(&not_covered, !round.in_place());
         crate::output::human(&format!("{sid} waits for your review: {ended}, {}\n", round.files_changed(files.len())));
         let unattributed = round.unattributed_line(&files);
-        for l in why.iter().map(String::as_str).chain(unattributed.as_deref()).chain(round.revert_note()).chain(earlier.as_deref()) {
+        for l in why.iter().map(String::as_str).chain(unattributed.as_deref()).chain(round.revert_note()).chain(earlier.as_deref()).chain(uncovered.as_deref())
+        {
             crate::output::human(&format!("{l}\n"));
         }
         for f in &files {
@@ -1721,6 +1723,8 @@ struct AskedReview {
     in_submodules: Vec<String>,
     audit: Vec<finishline_engine::judge::audit::Finding>,
     criteria: Vec<finishline_engine::judge::criteria::CriterionResult>,
+    /// Files the checkpoints never copied: no diff shows them, no revert restores them.
+    not_covered: Vec<String>,
 }
 
 fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestId) -> AskedReview {
@@ -1737,6 +1741,7 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
             in_submodules,
             audit,
             criteria,
+            not_covered,
             ..
         } if *review_id == *review => {
             let verdict = verdict.map(|v| format!(", verdict {}", v.as_str())).unwrap_or_default();
@@ -1755,6 +1760,7 @@ fn asked_review(events: &[finishline_engine::event::Envelope], review: &RequestI
                 in_submodules: in_submodules.clone(),
                 audit: audit.clone(),
                 criteria: criteria.clone(),
+                not_covered: not_covered.clone(),
             })
         }
         _ => None,

@@ -76,6 +76,11 @@ impl Round {
         }
     }
 
+    /// The task works in the person's folder itself, not a worktree of its own.
+    pub fn in_place(self) -> bool {
+        self.in_place
+    }
+
     /// "N file(s) changed", and since when.
     pub fn files_changed(self, n: usize) -> String {
         format!("{n} file(s) changed{}", if self.since_last_review { " since your last review" } else { "" })
@@ -378,6 +383,7 @@ impl View {
                 criteria,
                 not_landed,
                 in_submodules,
+                not_covered,
                 ..
             } => {
                 let files = self.round.files_changed(files_changed.len());
@@ -392,7 +398,10 @@ impl View {
                 if files_changed.len() > LISTED_FILES {
                     self.line(&format!("    … and {} more (every diff: --json)", files_changed.len() - LISTED_FILES));
                 }
-                if let Some(l) = earlier_rounds_line(&self.lands, files_changed) {
+                if let Some(l) = earlier_rounds_line(&self.lands, files_changed, not_covered) {
+                    self.line(&l);
+                }
+                if let Some(l) = not_covered_line(not_covered, !self.round.in_place()) {
                     self.line(&l);
                 }
                 if let Some(l) = self.round.unattributed_line(files_changed) {
@@ -717,10 +726,26 @@ pub fn stuck_line(s: &Stuck) -> String {
 
 /// In a worktree, the files of the task's branch that a later round's review does not show:
 /// Approve lands them too. `lands` is every file the branch changes since the task started.
-pub fn earlier_rounds_line(lands: &[String], files_changed: &[serde_json::Value]) -> Option<String> {
+/// Files no diff shows (`not_covered`) are said by [`not_covered_line`], not taken for earlier
+/// rounds' (a single round's review named its big file "from earlier rounds").
+pub fn earlier_rounds_line(lands: &[String], files_changed: &[serde_json::Value], not_covered: &[String]) -> Option<String> {
     let shown: Vec<&str> = files_changed.iter().filter_map(|f| f.get("path").and_then(|p| p.as_str())).collect();
-    let earlier: Vec<String> = lands.iter().filter(|p| !shown.contains(&p.as_str())).cloned().collect();
+    let earlier: Vec<String> = lands.iter().filter(|p| !shown.contains(&p.as_str()) && !not_covered.contains(p)).cloned().collect();
     (!earlier.is_empty()).then(|| format!("    and from earlier rounds, which Approve lands too: {}", crate::run::few(&earlier)))
+}
+
+/// The files the checkpoints never copied (too big, unreadable, a name that is not UTF-8): no
+/// diff shows them, and in the folder itself no revert can put them back; the window says the
+/// same. In a worktree, Approve lands them as they are there.
+pub fn not_covered_line(not_covered: &[String], in_worktree: bool) -> Option<String> {
+    let why = "too big to copy, unreadable, or a name that is not UTF-8";
+    (!not_covered.is_empty()).then(|| {
+        if in_worktree {
+            format!("    not in any diff ({why}); Approve lands them as the worktree has them: {}", crate::run::few(not_covered))
+        } else {
+            format!("    not covered by revert ({why}): if the agent changed them, Reject cannot put them back: {}", crate::run::few(not_covered))
+        }
+    })
 }
 
 /// A call as it starts: its tool and input, cut to a line.
@@ -745,7 +770,17 @@ fn continuation_line(source: ContinuationSource, attempt: u32, max: u32, remaini
 
 #[cfg(test)]
 mod tests {
-    use super::{continuation_line, counted, file_line, landed_line, numbered_diff, retry_line, tool_done_line, Round};
+    use super::{continuation_line, counted, earlier_rounds_line, file_line, landed_line, not_covered_line, numbered_diff, retry_line, tool_done_line, Round};
+
+    #[test]
+    fn a_file_no_diff_shows_is_not_taken_for_an_earlier_rounds() {
+        let lands = vec!["a.txt".to_string(), "big.bin".to_string()];
+        let shown = vec![serde_json::json!({"path": "a.txt"})];
+        assert_eq!(earlier_rounds_line(&lands, &shown, &["big.bin".to_string()]), None, "one round: nothing from earlier rounds");
+        let said = not_covered_line(&["big.bin".to_string()], true).unwrap();
+        assert!(said.contains("not in any diff") && said.contains("Approve lands them") && said.ends_with("big.bin"), "{said}");
+        assert_eq!(not_covered_line(&[], false), None);
+    }
 
     #[test]
     fn a_diff_numbers_its_lines_as_a_comment_names_them() {

@@ -377,6 +377,25 @@ async fn asking_for_a_worktree_where_there_can_be_none_is_refused_before_the_age
     assert!(lines(&list).is_empty(), "a refused task leaves no session behind");
 }
 
+/// A file the checkpoints never copy (too big) is named at the review in the terminal, as in the
+/// window: the JSON said it, the words did not, and a Reject that could not put it back said
+/// "0 restored" of a file the agent had deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_in_the_terminal_names_the_files_no_revert_can_put_back() {
+    let (_s, dir, cli) = server(vec![writes("a.txt", "a\n", 0)]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::File::create(ws.join("big.bin")).unwrap().set_len(11 * 1024 * 1024).unwrap();
+    let out = cli.cmd(&["run", "write a.txt", "--workspace", ws.to_str().unwrap(), "--base-url", &cli.url, "--model", "m"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{said}");
+    assert!(said.contains("not covered by revert (too big to copy, unreadable, or a name that is not UTF-8)") && said.contains("big.bin"), "{said}");
+    let id = String::from_utf8_lossy(&cli.cmd(&["sessions", "list"]).output().unwrap().stdout).split_whitespace().next().unwrap().to_string();
+    let shown = cli.cmd(&["sessions", "review", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string() + &String::from_utf8_lossy(&shown.stderr);
+    assert!(shown.contains("not covered by revert") && shown.contains("big.bin"), "the waiting review says it too: {shown}");
+}
+
 /// Files the agent renamed ("rename the photos by date") are its own to undo: a rename keeps a
 /// file's making time, older than the task, which the revert read as a file of the person's the
 /// task had only uncovered, and refused ("someone changed 2024-01-01.jpg after the agent").

@@ -694,7 +694,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
       )}
       {(review.notCovered?.length ?? 0) > 0 && (
         <p className="muted small" data-testid="review-not-covered">
-          Not covered by revert (over the checkpoint size limit, so never copied): {review.notCovered!.join(", ")}
+          Not covered by revert (too big to copy, unreadable, or a name that is not UTF-8, so never copied): {review.notCovered!.join(", ")}
         </p>
       )}
       {conflicts && (
