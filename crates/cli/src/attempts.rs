@@ -36,7 +36,7 @@ pub async fn run(task: String, spec: String, how: finishline_engine::agent::Task
             "--plan-review prompt does not go with --attempts: every attempt would stop at its plan and wait, and the ranking needs them ended; let the plans run (the default, --plan-review approve)",
         );
     }
-    let Opened { engine, store, mcp, interactive } = match open(&opts) {
+    let Opened { engine, store, mcp, interactive, .. } = match open(&opts) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -103,6 +103,9 @@ pub(crate) struct Opened {
     pub store: Arc<Store>,
     pub mcp: Option<Arc<finishline_engine::mcp::McpServers>>,
     pub interactive: bool,
+    /// The sessions whose decision a crash (or a failure) cut short, finished as this command
+    /// started: a command that asked for the same decision is answered by it.
+    pub finished: Vec<SessionId>,
 }
 
 /// What a command's engine is for, by the same rule as the app's.
@@ -204,8 +207,8 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
     // command of its still writing cannot change a file while its revert is finished; then a
     // revert or a landing that the crash cut short is finished before anything else.
     let engine = Engine::new(store.clone(), engine_config);
-    finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
-    Ok(Opened { engine, store, mcp, interactive })
+    let finished = finishline_engine::agent::decision::finish_interrupted(&store, &data_dir);
+    Ok(Opened { engine, store, mcp, interactive, finished })
 }
 
 fn isolation(i: crate::IsolationArg) -> Isolation {
@@ -247,7 +250,7 @@ pub async fn run(start: Start, opts: RunOptions) -> u8 {
             ("--agent", opts.agent.as_ref()),
         ]);
     }
-    let Opened { engine, store, mcp, interactive } = match open(&opts) {
+    let Opened { engine, store, mcp, interactive, .. } = match open(&opts) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -1437,12 +1440,17 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         return fail(exit::USAGE, json, why);
     }
     let need = if decision == Decision::RequestChanges { Need::Model } else { Need::Decision };
-    let Opened { engine, store, .. } = match open_for(&opts, need) {
+    let Opened { engine, store, finished, .. } = match open_for(&opts, need) {
         Ok(o) => o,
         Err(code) => return code,
     };
     let sid = SessionId(id);
     if decision == Decision::Reject && v.revert && store.session(&sid).is_ok_and(|s| s.status == SessionStatus::Rejected) {
+        if finished.contains(&sid) {
+            if let Some(code) = say_revert_finished(&store, &sid, json) {
+                return code;
+            }
+        }
         return revert_later(&engine, &sid, overwrite_of(&opts, &v), json);
     }
     let pending = store.pending_requests(&sid).unwrap_or_default();
@@ -1918,6 +1926,23 @@ fn overwrite_of(opts: &RunOptions, v: &Verdict) -> finishline_engine::agent::Ove
         (false, true) => Overwrite::Files(Vec::new()),
         (false, false) => Overwrite::Nothing,
     }
+}
+
+/// The revert this command's start finished, which a crash or a failure had cut short: what the
+/// person asked again is done, said as done. `None` when the session's last revert is not there.
+fn say_revert_finished(store: &Store, sid: &SessionId, json: bool) -> Option<u8> {
+    let events = store.events(sid, 0).ok()?;
+    let (restored, deleted, kept) = events.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::Reverted { restored, deleted, kept, .. } => Some((restored, deleted, kept)),
+        _ => None,
+    })?;
+    if json {
+        outln!("{}", json!({"type": "reverted", "session_id": sid, "restored": restored, "deleted": deleted, "kept": kept, "cut_short_before": true}));
+    } else {
+        let kept = if kept.is_empty() { String::new() } else { format!(" Left as they are (changed after the agent): {}.", few(kept)) };
+        errln!("Reverted: the revert cut short before is finished ({} restored, {} removed).{kept}", restored.len(), deleted.len());
+    }
+    Some(exit::REJECTED)
 }
 
 /// `sessions review ID --reject --revert` of a task rejected without a revert: its changes undone

@@ -1975,6 +1975,21 @@ async fn killed_in_the_middle_of_a_revert_the_next_start_puts_back_the_rest_and_
     assert_eq!(reverted[0].1, vec!["one.txt", "three.txt"]);
 }
 
+/// The same reject with revert asked again after it was cut short: the command's start finishes
+/// the revert, and the command says so. It said "cannot be reverted now: its changes were
+/// already reverted", and failed, for the revert it had just finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_again_for_a_revert_cut_short_finishes_it_and_says_so() {
+    let (_s, dir, cli, ws, id) = two_files_waiting_in_a_plain_folder().await;
+    reject_killed_after_first_file(&cli, &id, &dir.path().join("paused"), &[]);
+    let again = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&again.stdout).to_string() + &String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(3), "{said}");
+    assert!(said.contains("the revert cut short before is finished") && said.contains("2 removed"), "{said}");
+    assert!(!said.contains("already reverted"), "{said}");
+    assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists());
+}
+
 /// A revert cut short that the next starts cannot finish (the task's copy of a file is gone from
 /// its store) says so once, not again at every start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

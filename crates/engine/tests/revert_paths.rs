@@ -392,3 +392,22 @@ fn a_file_whose_checkout_filter_fails_is_put_back_as_stored() {
     restored.expect("put back");
     assert_eq!(std::fs::read_to_string(work.join("notes.txt")).unwrap(), "my notes\n");
 }
+
+/// A file that cannot be put back is named in the error: "Permission denied" alone, or "Is a
+/// directory", left the person to guess which of a revert's files stopped it.
+#[test]
+fn a_file_that_cannot_be_put_back_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("a.txt"), "before\n").unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let before = cp.file_states(&["a.txt"]).unwrap();
+    // Where the file was, a folder with something in it now: no rename goes over it.
+    std::fs::remove_file(work.join("a.txt")).unwrap();
+    std::fs::create_dir_all(work.join("a.txt/inside")).unwrap();
+    let why = cp.restore_file("a.txt", &before[0]).unwrap_err().to_string();
+    assert!(why.starts_with("a.txt could not be put back: "), "{why}");
+    assert!(work.join("a.txt/inside").is_dir(), "the folder stays");
+}

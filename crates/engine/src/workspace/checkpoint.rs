@@ -1212,13 +1212,16 @@ impl Checkpoints {
             )));
         }
         let full = self.work_tree.join(path);
+        // The file is named: "Permission denied" alone left the person to guess which of a
+        // revert's files stopped it.
+        let named = |e: std::io::Error| Error::Io(std::io::Error::new(e.kind(), format!("{path} could not be put back: {e}")));
         match to {
             FileState::Absent => match std::fs::symlink_metadata(&full) {
                 Ok(m) if !m.is_dir() => {
                     if !still() {
                         return Ok(false);
                     }
-                    std::fs::remove_file(&full)?;
+                    std::fs::remove_file(&full).map_err(named)?;
                     Ok(true)
                 }
                 _ => Ok(true),
@@ -1226,7 +1229,7 @@ impl Checkpoints {
             FileState::Blob { oid, mode } => {
                 let content = self.checked_out(path, oid, mode)?;
                 if let Some(dir) = full.parent() {
-                    std::fs::create_dir_all(dir)?;
+                    std::fs::create_dir_all(dir).map_err(named)?;
                 }
                 let tmp = written_beside(&full, &content, mode)?;
                 if !still() {
@@ -1235,7 +1238,7 @@ impl Checkpoints {
                 }
                 if let Err(e) = std::fs::rename(&tmp, &full) {
                     let _ = std::fs::remove_file(&tmp);
-                    return Err(e.into());
+                    return Err(named(e));
                 }
                 Ok(true)
             }
