@@ -573,6 +573,10 @@ pub(crate) fn file_line(f: &serde_json::Value) -> String {
         (Some(old), Some(new)) => format!(", mode {old} → {new}"),
         _ => String::new(),
     };
+    // A binary file changes no line either: "(+0 −0)" read as nothing changed.
+    if diff.lines().any(|l| l.starts_with("Binary files ") && l.ends_with(" differ")) {
+        return format!("{kind:<8} {} (binary{modes})", path.escape_debug());
+    }
     format!("{kind:<8} {} (+{added} −{removed}{modes})", path.escape_debug())
 }
 
@@ -831,6 +835,13 @@ mod tests {
         let f = serde_json::json!({"path": "run.sh", "kind": "modified", "diff": "diff --git a/run.sh b/run.sh\nold mode 100755\nnew mode 100644\n"});
         assert_eq!(file_line(&f), "modified run.sh (+0 −0, mode 100755 → 100644)");
         assert_eq!((counted(1, "step"), counted(2, "tool call")), ("1 step".to_string(), "2 tool calls".to_string()));
+    }
+
+    #[test]
+    fn a_binary_file_says_binary_not_no_lines() {
+        let f =
+            serde_json::json!({"path": "big.bin", "kind": "modified", "diff": "diff --git a/big.bin b/big.bin\nBinary files a/big.bin and b/big.bin differ\n"});
+        assert_eq!(file_line(&f), "modified big.bin (binary)");
     }
 
     /// A follow-up in a new worktree says why there, not just that it is one.
