@@ -38,6 +38,8 @@ pub struct View {
     last_error_code: Option<finishline_engine::error::ErrorCode>,
     /// Why the session is queued, as its status said it.
     queued_for: Option<String>,
+    /// The plan's steps as the manager made them: what the person's edits are told against.
+    plan_made: Vec<finishline_engine::domain::PlanStep>,
 }
 
 /// Where the review a run asks for stands among the task's rounds: after a request for changes
@@ -129,6 +131,7 @@ impl View {
             queued_for: None,
             evaluations: 0,
             lands: vec![],
+            plan_made: vec![],
         }
     }
 
@@ -334,6 +337,7 @@ impl View {
     fn show_plan(&mut self, event: &EngineEvent) {
         match event {
             EngineEvent::PlanCreated { steps, awaiting_review, .. } => {
+                self.plan_made = steps.clone();
                 self.line(&format!("▤ plan: {} steps{}", steps.len(), if *awaiting_review { " (waiting for your go-ahead)" } else { "" }));
                 for (i, s) in steps.iter().enumerate() {
                     self.line(&format!(
@@ -350,11 +354,14 @@ impl View {
                     self.line(&format!("  + {} — done when: {}", s.title, s.criteria.join("; ")));
                 }
             }
-            EngineEvent::PlanReviewed { approved, edited, .. } => self.line(match (approved, edited) {
-                (true, true) => "▤ plan run as you edited it",
-                (true, false) => "▤ plan run as made",
-                (false, _) => "▤ plan cancelled",
-            }),
+            EngineEvent::PlanReviewed { approved, edited, steps } => {
+                let edits = finishline_engine::plan::edits::PlanEdits::between(&self.plan_made, steps).map(|e| format!(": {}", e.summary()));
+                self.line(&match (approved, edited) {
+                    (true, true) => format!("▤ plan run as you edited it{}", edits.unwrap_or_default()),
+                    (true, false) => "▤ plan run as made".to_string(),
+                    (false, _) => "▤ plan cancelled".to_string(),
+                })
+            }
             EngineEvent::PlanStepStarted { number, of, title, .. } => self.line(&format!("▤ step {number}/{of}: {title}")),
             EngineEvent::PlanStepFinished { end_reason, summary, output_data, decided_by, .. } => {
                 self.line(&format!("  step ended: {} — {summary}", end_reason.as_str()));

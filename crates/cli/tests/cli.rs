@@ -755,6 +755,32 @@ async fn a_plan_asked_about_at_a_terminal_and_run_from_another_ends_the_question
     assert_eq!(reviewed, 1, "the plan was run once");
 }
 
+/// A plan the person edited at its go-ahead (in the window) is shown with what they changed: the
+/// export showed the manager's plan as made, steps the person removed and all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_edited_at_its_go_ahead_is_shown_with_what_was_changed() {
+    use finishline_engine::event::EngineEvent;
+    let server = FakeServer::start(two_step_plan()).await.unwrap();
+    let e = env();
+    let url = server.base_url(Protocol::Openai);
+    let ws = e.ws.to_string_lossy().into_owned();
+    let waiting = finishline(
+        &["run", "write a.txt and b.txt", "--workspace", &ws, "--base-url", &url, "--model", "fake-model", "--plan", "on", "--plan-review", "prompt"],
+        &e.data,
+    );
+    assert_eq!(waiting.status.code(), Some(6), "the plan waits: {}", String::from_utf8_lossy(&waiting.stderr));
+    let id = String::from_utf8_lossy(&finishline(&["sessions", "list"], &e.data).stdout).split_whitespace().next().unwrap().to_string();
+    let store = finishline_engine::store::Store::open(&e.data.join("history.db"), std::sync::Arc::new(finishline_engine::clock::SystemClock)).unwrap();
+    let sid = finishline_engine::domain::SessionId(id.clone());
+    let made =
+        store.events(&sid, 0).unwrap().into_iter().find_map(|e| if let EngineEvent::PlanCreated { steps, .. } = e.event { Some(steps) } else { None }).unwrap();
+    // What the window's Run plan records when the person took out step 2.
+    store.append(&sid, None, EngineEvent::PlanReviewed { approved: true, edited: true, steps: made[..1].to_vec() }).unwrap();
+    let shown = finishline(&["sessions", "show", &id], &e.data);
+    let said = String::from_utf8_lossy(&shown.stdout);
+    assert!(said.contains("**▤ Plan revised:** you edited it before it ran: removed \"Write b.txt\""), "{said}");
+}
+
 /// "n" at a plan's go-ahead, in a run or a resume alike, leaves the plan waiting (exit 6) with
 /// the ways on: nothing is cancelled that the person did not cancel, and the plan can still be
 /// edited in the window or run later.
