@@ -473,6 +473,31 @@ async fn a_long_conversation_is_compacted_into_a_summary_and_goes_on() {
     assert!(h.store.session(&o.session).unwrap().tokens.compaction > 0, "compaction tokens are counted apart");
 }
 
+/// One read of a big file is cut, in what the model is sent, to half its context window, with
+/// how to read the rest: 256 KB went whole to a model of a 32k window, a request twice its size
+/// that no compaction could shrink (the newest turns are kept whole).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_output_longer_than_half_the_window_is_cut_in_what_the_model_is_sent() {
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"any_message_contains": "cut here"}), json!({"text": DONE})),
+            agent(json!({}), json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]})),
+        ])),
+        Setup { context_window: 32_000, ..Default::default() },
+    )
+    .await;
+    h.write("big.txt", &"lorem ipsum dolor sit amet ".repeat(4_000));
+    let o = h.run("read big.txt and tell me about it").await;
+    assert_eq!(o.end_reason, Some(EndReason::VerifiedDone));
+    let second = o.requests.iter().filter(|r| r.kind == fake_llm::RequestKind::Agent).nth(1).expect("the model was asked after the read");
+    let body = second.body.to_string();
+    assert!(body.contains("cut here: the output has 108000 characters"), "the note says how much there was");
+    assert!(body.len() < 64_000 + 20_000, "the request holds half the window of it, not all of it: {} bytes", body.len());
+    let whole = o.has(|e| matches!(e, EngineEvent::ToolCall { output: Some(out), .. } if out.len() >= 108_000));
+    assert!(whole, "the history keeps the whole output");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_session_resumes_without_rerunning_the_tool_call_that_was_running() {
     let mut setup = Setup::default();

@@ -49,6 +49,32 @@ pub fn apply_all(history: &mut Vec<ChatMessage>, summary: &str) {
     history.push(summary_message(summary));
 }
 
+/// The conversation as sent in a window of `window` estimated tokens: a tool's output longer
+/// than half the window is cut there, with a note that says how to read the rest. One read of a
+/// big file (256 KB) was twice a 32k window, and compaction keeps the newest turns whole, so
+/// no summary could make that request fit. Pure, applied to each request (the history and its
+/// rebuild from the log keep the whole output), so a resumed run sends what the live run sent.
+pub fn fit_tool_results(history: &[ChatMessage], window: u64) -> Vec<ChatMessage> {
+    let most = (window as usize / 2) * 4;
+    history
+        .iter()
+        .map(|m| match m {
+            ChatMessage::Tool { call_id, name, content, is_error } if content.len() > most => {
+                let mut cut = most;
+                while !content.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let note = format!(
+                    "\n[cut here: the output has {} characters, more than half of the model's context window ({window} tokens) holds. Read it in parts: read_file with offset and limit, or a command that prints less.]",
+                    content.len()
+                );
+                ChatMessage::Tool { call_id: call_id.clone(), name: name.clone(), content: format!("{}{note}", &content[..cut]), is_error: *is_error }
+            }
+            other => other.clone(),
+        })
+        .collect()
+}
+
 /// How many characters of transcript a compaction request may carry into a window of `window`
 /// estimated tokens: half the window, so the request and its summary fit beside the system
 /// prompt, never more than the evaluator's digest.
@@ -134,5 +160,26 @@ impl Run {
         }
         self.evidence.record(StepRecord { compaction: true, ..Default::default() });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_output_over_half_the_window_is_cut_with_how_to_read_the_rest() {
+        let big = "é".repeat(40_000);
+        let history = vec![
+            ChatMessage::User { content: "read it".into() },
+            ChatMessage::Tool { call_id: "c1".into(), name: "read_file".into(), content: big.clone(), is_error: false },
+            ChatMessage::Tool { call_id: "c2".into(), name: "read_file".into(), content: "short".into(), is_error: false },
+        ];
+        let sent = fit_tool_results(&history, 8_000);
+        let ChatMessage::Tool { content, .. } = &sent[1] else { panic!() };
+        assert!(content.len() < 16_000 + 300 && content.ends_with("or a command that prints less.]"), "{}", content.len());
+        assert!(content.contains("the output has 80000 characters"));
+        assert_eq!(sent[2], history[2], "a short output goes as it is");
+        assert_eq!(sent[0], history[0]);
     }
 }

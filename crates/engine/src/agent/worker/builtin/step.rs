@@ -103,11 +103,11 @@ impl Run {
         Ok(())
     }
 
-    fn request(&self) -> CompletionRequest {
+    fn request(&self, window: u64) -> CompletionRequest {
         CompletionRequest {
             model: self.agent_model.clone(),
             system: prompt::system_prompt(&self.workspace.root().to_string_lossy(), self.cfg().marker.as_deref(), self.instructions.as_ref()),
-            messages: self.history.clone(),
+            messages: super::compaction::fit_tool_results(&self.history, window),
             tools: {
                 let mut tools = self.toolbox.specs();
                 if self.plan_step.is_some() {
@@ -274,7 +274,8 @@ impl Run {
                 );
             });
             let wake = self.engine.runtime.retry_wake(&self.session);
-            let mut stream = stream_with_retry_woken(self.engine.config.agent.provider.clone(), self.request(), self.engine.config.retry, on_retry, wake);
+            let mut stream =
+                stream_with_retry_woken(self.engine.config.agent.provider.clone(), self.request(*window), self.engine.config.retry, on_retry, wake);
             let Streamed { text, mut calls, usage, stop, reasoning_chars, shown, runaway, timed_out, cancelled, outcome } =
                 self.read_stream(&mut stream, &message_id, &retried).await?;
             if cancelled {
