@@ -1929,18 +1929,28 @@ fn overwrite_of(opts: &RunOptions, v: &Verdict) -> finishline_engine::agent::Ove
 }
 
 /// The revert this command's start finished, which a crash or a failure had cut short: what the
-/// person asked again is done, said as done. `None` when the session's last revert is not there.
+/// person asked again is done, said as any decision's outcome is. `None` unless the session's
+/// last revert started was finished (a start that could only say it waits finished nothing).
 fn say_revert_finished(store: &Store, sid: &SessionId, json: bool) -> Option<u8> {
     let events = store.events(sid, 0).ok()?;
-    let (restored, deleted, kept) = events.iter().rev().find_map(|e| match &e.event {
-        EngineEvent::Reverted { restored, deleted, kept, .. } => Some((restored, deleted, kept)),
+    let started = events.iter().rposition(|e| matches!(e.event, EngineEvent::RevertStarted { .. }))?;
+    let report = events[started..].iter().find_map(|e| match &e.event {
+        EngineEvent::Reverted { restored, deleted, kept, copies, not_copied } => Some(finishline_engine::workspace::checkpoint::RevertReport {
+            restored: restored.clone(),
+            deleted: deleted.clone(),
+            conflicts: kept.clone(),
+            copies: copies.clone(),
+            not_copied: not_copied.clone(),
+            applied: true,
+        }),
         _ => None,
     })?;
+    let outcome = Ok(ReviewOutcome::Decided { status: SessionStatus::Rejected, revert: Some(report), landed: None, kept: None });
     if json {
-        outln!("{}", json!({"type": "reverted", "session_id": sid, "restored": restored, "deleted": deleted, "kept": kept, "cut_short_before": true}));
+        print_outcome(&outcome);
     } else {
-        let kept = if kept.is_empty() { String::new() } else { format!(" Left as they are (changed after the agent): {}.", few(kept)) };
-        errln!("Reverted: the revert cut short before is finished ({} restored, {} removed).{kept}", restored.len(), deleted.len());
+        errln!("The revert cut short before is finished.");
+        report_review(outcome, Again::Review(sid));
     }
     Some(exit::REJECTED)
 }

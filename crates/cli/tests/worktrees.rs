@@ -1985,7 +1985,7 @@ async fn asking_again_for_a_revert_cut_short_finishes_it_and_says_so() {
     let again = cli.review(&id, &["--reject", "--revert"]);
     let said = String::from_utf8_lossy(&again.stdout).to_string() + &String::from_utf8_lossy(&again.stderr);
     assert_eq!(again.status.code(), Some(3), "{said}");
-    assert!(said.contains("the revert cut short before is finished") && said.contains("2 removed"), "{said}");
+    assert!(said.contains("The revert cut short before is finished") && said.contains("2 removed"), "{said}");
     assert!(!said.contains("already reverted"), "{said}");
     assert!(!ws.join("one.txt").exists() && !ws.join("two.txt").exists());
 }

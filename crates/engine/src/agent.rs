@@ -812,7 +812,8 @@ impl Engine {
         state.apply(&reviewed);
         let task = self.store.session(session)?.task;
         let mut events = vec![reviewed];
-        events.extend(run::plan_step_start(&task, &state, 0));
+        // The first step's brief carries the person's edits too, as every later one does.
+        events.extend(run::plan_step_start(&crate::plan::edits::settled(&task, state.person_edits.as_ref()), &state, 0));
         let run = RunId::new();
         self.store.begin_run_then(
             session,

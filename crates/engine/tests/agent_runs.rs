@@ -238,6 +238,42 @@ async fn revert_asks_before_deleting_a_file_of_the_persons_that_the_tasks_gitign
     assert_eq!(h.read("data/keep.csv").as_deref(), Some("the person's rows\n"), "nothing is touched before the person says");
 }
 
+/// A file of the person's that the task's `.gitignore` edit brought into view is asked about even
+/// when its content is that of a file the task removed: the same words are not a rename, and the
+/// revert would have deleted the person's file taken for the task's moved one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revert_asks_about_an_uncovered_file_of_the_persons_even_when_a_removed_file_held_the_same() {
+    let mut setup = Setup::default();
+    allow_shell(&mut setup);
+    let h = Harness::new(
+        rules(json!([
+            evaluator(done_verdict()),
+            agent(json!({"last_message_contains": "removed it"}), json!({"text": DONE})),
+            agent(
+                json!({}),
+                json!({"tool_calls": [
+                    {"name": "write_file", "arguments": {"path": ".gitignore", "content": "target/\n"}},
+                    {"name": "run_command", "arguments": {"command": "rm export.csv && echo removed it"}}
+                ]})
+            ),
+        ])),
+        setup,
+    )
+    .await;
+    h.write(".gitignore", "target/\ndata/\n");
+    h.write("data/keep.csv", "the person's rows\n");
+    h.write("export.csv", "the person's rows\n");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let o = h.run("stop ignoring data and remove the export").await;
+    assert_eq!(o.status, SessionStatus::AwaitingReview);
+    let r = h.engine.submit_review(&o.review_id(), Decision::Reject, None, true, false, DecidedBy::Person).unwrap();
+    match r {
+        ReviewOutcome::NeedsConfirmation { conflicts, .. } => assert_eq!(conflicts, vec!["data/keep.csv".to_string()], "older than the task, untouched by it"),
+        other => panic!("the revert must ask before deleting the person's file: {other:?}"),
+    }
+    assert_eq!(h.read("data/keep.csv").as_deref(), Some("the person's rows\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_shows_retry_then_succeeds() {
     let h = Harness::new(

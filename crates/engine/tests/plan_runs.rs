@@ -413,6 +413,8 @@ async fn steps_the_person_removed_from_the_plan_are_not_judged_missing() {
     assert_eq!(edits.removed, vec![made[1].title.clone(), made[2].title.clone()]);
     assert_eq!(edits.added, vec!["Write e.txt".to_string()]);
     let requests = h.server.requests();
+    let first = requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write a.txt")).unwrap();
+    assert!(first.body.to_string().contains("They removed:"), "the first step's brief is told the edits too");
     let brief = requests.iter().find(|r| r.kind == RequestKind::Agent && r.last_message.contains("This step: Write e.txt")).unwrap();
     let last_judged = requests.iter().rev().find(|r| r.kind == RequestKind::Evaluator).unwrap();
     for (who, body) in [("the step's brief", brief.body.to_string()), ("the evaluator at the end", last_judged.body.to_string())] {

@@ -412,25 +412,44 @@ fn revert_step_here(cp: &Checkpoints, c: &OwnedChange, now: &FileState, others: 
 /// RFC 3339 time): a file the ignore rules hid until the task changed them (a `.gitignore` line
 /// it dropped) looks new to the snapshots, yet it is the person's. A revert treats them as
 /// changed since, asking before it deletes one. A disk that keeps no making time says nothing.
-/// A file the task moved keeps its making time too ("rename the photos by date"): one whose
-/// content is what a file the task removed held is taken as moved by it, and is its own.
+/// A file the task moved keeps its making time too ("rename the photos by date"): one is taken
+/// as moved by the task, and its own, only when all of these hold: its content is what a file
+/// the task removed held (each removed file accounts for one, never an empty file, whose
+/// content any file may share), that file's name is free now (the revert puts it back there),
+/// and its inode changed during the task (a rename does that; a file the ignore rules uncovered
+/// was not touched).
 pub(super) fn made_before(cp: &Checkpoints, owned: &[OwnedChange], since: &str) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    const EMPTY: [&str; 2] = ["e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"];
     let Ok(since) = chrono::DateTime::parse_from_rfc3339(since).map(std::time::SystemTime::from) else { return Vec::new() };
-    let moved_away: std::collections::HashSet<&str> = owned
+    let at = |path: &str| std::fs::symlink_metadata(cp.work_tree().join(path));
+    let mut moved_away: Vec<&str> = owned
         .iter()
-        .filter(|c| c.after == FileState::Absent)
+        .filter(|c| c.after == FileState::Absent && at(&c.path).is_err())
         .filter_map(|c| match &c.before {
-            FileState::Blob { oid, .. } => Some(oid.as_str()),
-            FileState::Absent => None,
+            FileState::Blob { oid, .. } if !EMPTY.contains(&oid.as_str()) => Some(oid.as_str()),
+            _ => None,
         })
         .collect();
-    owned
-        .iter()
-        .filter(|c| c.before == FileState::Absent)
-        .filter(|c| !matches!(&c.after, FileState::Blob { oid, .. } if moved_away.contains(oid.as_str())))
-        .filter(|c| std::fs::symlink_metadata(cp.work_tree().join(&c.path)).and_then(|m| m.created()).is_ok_and(|made| made < since))
-        .map(|c| c.path.clone())
-        .collect()
+    let mut older = Vec::new();
+    for c in owned.iter().filter(|c| c.before == FileState::Absent) {
+        let Ok(m) = at(&c.path) else { continue };
+        if !m.created().is_ok_and(|made| made < since) {
+            continue;
+        }
+        let touched = std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().clamp(0, 999_999_999) as u32);
+        let moved = match &c.after {
+            FileState::Blob { oid, .. } if touched >= since => moved_away.iter().position(|o| *o == oid.as_str()),
+            _ => None,
+        };
+        match moved {
+            Some(i) => {
+                moved_away.remove(i);
+            }
+            None => older.push(c.path.clone()),
+        }
+    }
+    older
 }
 
 /// The changes a reject's revert undoes, and when the first of their rounds started.

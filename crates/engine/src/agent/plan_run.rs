@@ -78,7 +78,7 @@ impl Run {
             Err(why) => {
                 self.emit(EngineEvent::Error {
                     code: crate::error::ErrorCode::Plan,
-                    message: format!("The plan could not be made: {}. The task runs as one run instead.", why.describe()),
+                    message: format!("The plan could not be made: {}. The task runs as one run instead.", why.describe().trim_end_matches('.')),
                 })?;
                 Ok(None)
             }

@@ -48,7 +48,7 @@ impl PlanEdits {
     pub fn words(&self) -> String {
         let quoted = |titles: &[String]| titles.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
         let mut said = String::from(
-            "The person reviewed the plan before it ran and edited it; where the request above and these edits differ, the edits are their later word.",
+            "The person reviewed the plan before it ran and edited it; where the request above and these edits differ, the edits are their later word (feedback or messages they sent after the plan come later still, and may ask again for what they removed).",
         );
         if !self.removed.is_empty() {
             said.push_str(&format!("\nThey removed: {} (not to be done; not missing work).", quoted(&self.removed)));

@@ -1215,6 +1215,10 @@ impl Checkpoints {
         // The file is named: "Permission denied" alone left the person to guess which of a
         // revert's files stopped it.
         let named = |e: std::io::Error| Error::Io(std::io::Error::new(e.kind(), format!("{path} could not be put back: {e}")));
+        let named_any = |e: Error| match e {
+            Error::Io(io) => named(io),
+            other => other,
+        };
         match to {
             FileState::Absent => match std::fs::symlink_metadata(&full) {
                 Ok(m) if !m.is_dir() => {
@@ -1231,7 +1235,7 @@ impl Checkpoints {
                 if let Some(dir) = full.parent() {
                     std::fs::create_dir_all(dir).map_err(named)?;
                 }
-                let tmp = written_beside(&full, &content, mode)?;
+                let tmp = written_beside(&full, &content, mode).map_err(named_any)?;
                 if !still() {
                     let _ = std::fs::remove_file(&tmp);
                     return Ok(false);

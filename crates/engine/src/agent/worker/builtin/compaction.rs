@@ -66,7 +66,7 @@ pub fn fit_tool_results(history: &[ChatMessage], window: u64) -> Vec<ChatMessage
                 }
                 let note = format!(
                     "\n[cut here: the output has {} characters, more than half of the model's context window ({window} tokens) holds. Read it in parts: read_file with offset and limit, or a command that prints less.]",
-                    content.len()
+                    content.chars().count()
                 );
                 ChatMessage::Tool { call_id: call_id.clone(), name: name.clone(), content: format!("{}{note}", &content[..cut]), is_error: *is_error }
             }
@@ -84,7 +84,9 @@ pub fn digest_chars(window: u64) -> usize {
 
 impl Run {
     pub(in crate::agent) async fn maybe_compact(&mut self, window: u64) -> Result<(), Halt> {
-        if estimate_tokens(&self.history) * 10 > window * 8 && self.history.len() > KEEP_VERBATIM {
+        // Measured on what a request sends (a long tool output goes cut): the whole output would
+        // compact at every turn while it sits among the newest turns, which compaction keeps.
+        if estimate_tokens(&fit_tool_results(&self.history, window)) * 10 > window * 8 && self.history.len() > KEEP_VERBATIM {
             self.compact(window).await?;
         }
         Ok(())
@@ -178,7 +180,7 @@ mod tests {
         let sent = fit_tool_results(&history, 8_000);
         let ChatMessage::Tool { content, .. } = &sent[1] else { panic!() };
         assert!(content.len() < 16_000 + 300 && content.ends_with("or a command that prints less.]"), "{}", content.len());
-        assert!(content.contains("the output has 80000 characters"));
+        assert!(content.contains("the output has 40000 characters"), "characters, not bytes");
         assert_eq!(sent[2], history[2], "a short output goes as it is");
         assert_eq!(sent[0], history[0]);
     }

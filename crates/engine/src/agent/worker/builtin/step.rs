@@ -323,7 +323,9 @@ impl Run {
                 Err(e) if e.kind == ProviderErrorKind::ContextTooLong && !compacted_for_overflow && !shown => {
                     compacted_for_overflow = true;
                     overflow = ContextOverflow::parse(&e.message);
-                    *window = fitted_window(*window, overflow, crate::agent::worker::estimate_tokens(&self.history));
+                    // Measured on what was sent: long tool outputs went cut to half the window.
+                    let sent = super::compaction::fit_tool_results(&self.history, *window);
+                    *window = fitted_window(*window, overflow, crate::agent::worker::estimate_tokens(&sent));
                     // The person's task alone does not fit: a summary of it would lose what they
                     // wrote (900 KB became a few hundred characters, and that was judged done).
                     if let Some(message) = task_too_large(&self.task, *window) {
