@@ -35,7 +35,6 @@ impl PlanEdits {
 
     /// For the person: "removed "Write c.txt"; added "Write e.txt"".
     pub fn summary(&self) -> String {
-        let quoted = |titles: &[String]| titles.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
         [("removed", &self.removed), ("added", &self.added), ("changed", &self.changed)]
             .into_iter()
             .filter(|(_, titles)| !titles.is_empty())
@@ -46,7 +45,6 @@ impl PlanEdits {
 
     /// For the models, beside the person's request: what the person decided since they typed it.
     pub fn words(&self) -> String {
-        let quoted = |titles: &[String]| titles.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
         let mut said = String::from(
             "The person reviewed the plan before it ran and edited it; where the request above and these edits differ, the edits are their later word (feedback or messages they sent after the plan come later still, and may ask again for what they removed).",
         );
@@ -61,6 +59,11 @@ impl PlanEdits {
         }
         said
     }
+}
+
+/// Step titles, each in quotes: "Write a.txt", "Write b.txt".
+fn quoted(titles: &[String]) -> String {
+    titles.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")
 }
 
 /// The person's request with their edits of the plan after it, as the models are given it.
