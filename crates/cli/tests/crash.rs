@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -413,30 +414,19 @@ async fn a_task_killed_and_resumed_is_reverted_without_asking_about_its_own_file
     assert!(!ws.join("a.txt").exists(), "what the task wrote is reverted: {said}");
 }
 
-/// Killed in the first step, while a command the agent ran was still running, then resumed: what
-/// the command wrote is the task's, in its review and its revert. The workspace as it was before
-/// the task was kept only at the step's end, so the resumed run recorded it anew, with the
-/// command's file in it, and the file was nobody's.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_killed_in_its_first_step_keeps_what_it_changed_before_the_kill() {
-    let scn = serde_json::from_value(json!({"rules": [
-        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
-        {"when": {"kind": "agent", "any_message_contains": "check the marker"}, "reply": {"text": "The marker is there, which is everything the task asked for."}},
-        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo start > marker.txt; sleep 300"}}]}}
-    ]}))
-    .unwrap();
-    let server = FakeServer::start(scn).await.unwrap();
-    let url = server.base_url(Protocol::Openai);
-    let dir = tempfile::tempdir().unwrap();
-    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+/// A task whose first step runs a command that writes marker.txt and then waits: the CLI is killed
+/// while it waits. Returns the session's id, a way to run the CLI on its data folder, and the
+/// workspace (holding README.md, the person's).
+async fn killed_while_its_command_runs(dir: &Path, url: &str) -> (String, impl Fn(&[&str]) -> Command, PathBuf) {
+    let (data, ws) = (dir.join("data"), dir.join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("README.md"), "mine\n").unwrap();
-    let cli = |args: &[&str]| {
+    let cli = move |args: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_finishline"));
         c.args(args).arg("--data-dir").arg(&data).stdin(Stdio::null());
         c
     };
-    let mut run = cli(&["run", "write the marker", "--workspace", ws.to_str().unwrap(), "--base-url", &url, "--model", "m", "--allow", "all"])
+    let mut run = cli(&["run", "write the marker", "--workspace", ws.to_str().unwrap(), "--base-url", url, "--model", "m", "--allow", "all"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -446,30 +436,74 @@ async fn a_task_killed_in_its_first_step_keeps_what_it_changed_before_the_kill()
         assert!(t.elapsed() < Duration::from_secs(30), "the command wrote marker.txt");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Long enough for the run to be seen alive after the command's write.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     run.kill().unwrap();
     let _ = run.wait();
-    let store = Store::open(&data.join("history.db"), Arc::new(SystemClock)).unwrap();
-    let id = store.list_sessions(&Default::default()).unwrap()[0].id.clone();
-    drop(store);
-    let resumed = tokio::task::spawn_blocking({
-        let mut c = cli(&["sessions", "resume", id.as_str(), "check the marker", "--base-url", &url, "--model", "m", "--allow", "all", "--json"]);
-        move || c.output().unwrap()
-    })
-    .await
-    .unwrap();
+    let store = Store::open(&dir.join("data").join("history.db"), Arc::new(SystemClock)).unwrap();
+    let id = store.list_sessions(&Default::default()).unwrap()[0].id.to_string();
+    (id, cli, ws)
+}
+
+fn marker_scenario() -> fake_llm::Scenario {
+    serde_json::from_value(json!({"rules": [
+        {"when": {"kind": "evaluator"}, "reply": {"text": "{\"done\": true, \"summary\": \"ok\", \"remaining\": [], \"continuation_prompt\": \"\", \"is_stuck\": false, \"stuck_reason\": \"\"}"}},
+        {"when": {"kind": "agent", "any_message_contains": "check the marker"}, "reply": {"text": "The marker is there, which is everything the task asked for."}},
+        {"when": {"kind": "agent"}, "reply": {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo start > marker.txt; sleep 300"}}]}}
+    ]}))
+    .unwrap()
+}
+
+async fn resumed_to_its_review(cli: &impl Fn(&[&str]) -> Command, id: &str, url: &str) {
+    let mut c = cli(&["sessions", "resume", id, "check the marker", "--base-url", url, "--model", "m", "--allow", "all", "--json"]);
+    let resumed = tokio::task::spawn_blocking(move || c.output().unwrap()).await.unwrap();
     assert_eq!(resumed.status.code(), Some(6), "it waits for review: {}", String::from_utf8_lossy(&resumed.stderr));
-    let review = tokio::task::spawn_blocking({
-        let mut c = cli(&["sessions", "review", id.as_str()]);
-        move || c.output().unwrap()
-    })
-    .await
-    .unwrap();
+}
+
+/// Killed in the first step, while a command the agent ran was still running, then resumed: what
+/// the command wrote is the task's, in its review and its revert. The workspace as it was before
+/// the task was kept only at the step's end, so the resumed run recorded it anew, with the
+/// command's file in it, and the file was nobody's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_killed_in_its_first_step_keeps_what_it_changed_before_the_kill() {
+    let server = FakeServer::start(marker_scenario()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (id, cli, ws) = killed_while_its_command_runs(dir.path(), &url).await;
+    resumed_to_its_review(&cli, &id, &url).await;
+    let mut c = cli(&["sessions", "review", &id]);
+    let review = tokio::task::spawn_blocking(move || c.output().unwrap()).await.unwrap();
     let shown = format!("{}{}", String::from_utf8_lossy(&review.stdout), String::from_utf8_lossy(&review.stderr));
     assert!(shown.contains("marker.txt"), "the review shows what the command wrote: {shown}");
     assert!(!shown.contains("README.md"), "the person's file is not the task's: {shown}");
-    let rejected = cli(&["sessions", "review", id.as_str(), "--reject", "--revert"]).output().unwrap();
+    let rejected = cli(&["sessions", "review", &id, "--reject", "--revert"]).output().unwrap();
     let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert!(!said.contains("Not reverted"), "nobody but the task touched marker.txt: {said}");
     assert!(!ws.join("marker.txt").exists(), "what the task made is reverted: {said}");
     assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "mine\n");
+}
+
+/// Killed while its command ran; while Finishline was closed the person edited README.md and
+/// saved a new file. The window the kill left open spans that time, so those changes looked like
+/// the task's: a reject deleted the person's new file and put README.md back (keeping copies).
+/// What changed after the run was last seen alive is now put back only when the person says so;
+/// what the command wrote before the kill is still reverted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_person_changes_while_a_killed_task_is_closed_is_not_reverted_without_asking() {
+    let server = FakeServer::start(marker_scenario()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (id, cli, ws) = killed_while_its_command_runs(dir.path(), &url).await;
+    std::fs::write(ws.join("README.md"), "mine, edited while Finishline was closed\n").unwrap();
+    std::fs::write(ws.join("notes.txt"), "my notes\n").unwrap();
+    resumed_to_its_review(&cli, &id, &url).await;
+    let asked = cli(&["sessions", "review", &id, "--reject", "--revert"]).output().unwrap();
+    let said = String::from_utf8_lossy(&asked.stderr).to_string();
+    assert!(said.contains("Not reverted") && said.contains("README.md, notes.txt"), "the person is asked about their files: {said}");
+    assert!(!said.contains("marker.txt"), "not about what the command wrote before the kill: {said}");
+    let rejected = cli(&["sessions", "review", &id, "--reject", "--revert", "--keep-changed"]).output().unwrap();
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert!(!ws.join("marker.txt").exists(), "what the command wrote before the kill is reverted: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "mine, edited while Finishline was closed\n", "{said}");
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "my notes\n", "{said}");
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`ownership`]: a run's changes, window by window (pure);
 //! - [`lock`]: one writer at a time in a git folder, across processes;
+//! - [`last_seen`]: when a run was last alive with a window open, for a window a kill left open;
 //! - [`worktree`]: a task's worktree and branch, the files it copies in, and cleaning up;
 //! - [`submodules`]: the person's submodules filled in a task's worktree, and what changed in them;
 //! - [`landing`]: approve puts the task's branch on the branch it started from;
@@ -13,6 +14,7 @@
 pub mod checkpoint;
 pub mod instructions;
 pub mod landing;
+pub mod last_seen;
 pub mod lock;
 pub mod ownership;
 pub mod submodules;

@@ -447,10 +447,17 @@ impl Run {
     /// it (see [`crate::workspace::ownership::OwnedChange::unattributed`]).
     pub(super) async fn open_window(&mut self, writes: Option<Vec<String>>) -> Result<(), super::run::Halt> {
         self.checkpoint_ready().await?;
+        if self.evidence.window_open.is_some() && self.heartbeat.is_none() {
+            // Left open by a kill: it closes now, at the end of the time the app was closed, so
+            // this run's tools start a window of their own.
+            if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
+                self.window_lock = Some(self.wait_for_the_folder().await?);
+            }
+            self.close_window()?;
+        }
         if self.evidence.window_open.is_some() {
-            // Still open (tools cut short by a crash): it spans the time the app was closed, when
-            // anyone may have changed anything, so nothing in it is surely the agent's own. Its
-            // tools take turns with other tasks' and reverts as any window's do.
+            // Still open (tools that ended with an error): nothing in it is surely the agent's own
+            // any more. Its tools take turns with other tasks' and reverts as any window's do.
             self.evidence.open_writes = None;
             if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
                 self.window_lock = Some(self.wait_for_the_folder().await?);
@@ -471,6 +478,7 @@ impl Run {
             (Some(_), Some(last)) => last,
             _ => tokio::task::block_in_place(|| cp.snapshot("before"))?,
         };
+        self.heartbeat = Some(crate::workspace::last_seen::Heartbeat::start(&self.engine.config.data_dir, self.session.as_str()));
         self.evidence.window_open = Some(snap);
         self.evidence.open_writes = writes;
         // Kept before its tools run: a run killed while they do is resumed with the window
@@ -519,6 +527,13 @@ impl Run {
             }
         };
         let marked = cp.mark("agent", &after);
+        let left_by_a_kill = self.heartbeat.is_none();
+        if left_by_a_kill {
+            let unseen = self.changed_while_unseen(&cp, &before, &after);
+            if !unseen.is_empty() {
+                self.evidence.window_unseen.insert(self.evidence.windows.len(), unseen);
+            }
+        }
         // Evidence from before writes were kept has none beside its earlier windows.
         let writes = self.evidence.open_writes.take();
         self.evidence.window_writes.resize(self.evidence.windows.len(), None);
@@ -528,8 +543,20 @@ impl Run {
         // window among the run's changes. Closing the file lets the next window open.
         let saved = self.emit_saving(vec![]);
         self.window_lock = None;
+        if left_by_a_kill {
+            let _ = std::fs::remove_file(crate::workspace::last_seen::beat_file(&self.engine.config.data_dir, self.session.as_str()));
+        }
+        self.heartbeat = None;
         marked?;
         saved
+    }
+
+    /// What a window a kill left open changed after the run was last seen alive: written then
+    /// (or gone), it may be the person's edit made while the app was closed.
+    fn changed_while_unseen(&self, cp: &crate::workspace::checkpoint::Checkpoints, before: &str, after: &str) -> Vec<String> {
+        let seen = crate::workspace::last_seen::last_beat(&self.engine.config.data_dir, self.session.as_str());
+        let Ok(changes) = tokio::task::block_in_place(|| cp.window_changes(before, after)) else { return vec![] };
+        crate::workspace::last_seen::changed_after(cp.work_tree(), changes.into_iter().map(|c| c.path), seen)
     }
 
     /// This run's own changes so far.
@@ -538,7 +565,7 @@ impl Run {
         while self.owned_folded < self.evidence.windows.len() {
             let (b, a) = &self.evidence.windows[self.owned_folded];
             if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(b, a)) {
-                self.owned.add_window(w, self.evidence.writes_of(self.owned_folded));
+                self.owned.add_window(w, self.evidence.writes_of(self.owned_folded), self.evidence.unseen_in(self.owned_folded));
             }
             self.owned_folded += 1;
         }
@@ -571,12 +598,12 @@ impl Run {
         // A resumed run goes on from the windows of the run it resumes: each is folded once, or
         // its second fold would read as an edit someone made between the run's own.
         let mut folded = std::collections::HashSet::new();
-        for (b, a, writes) in self.earlier_windows(since).into_iter().chain(self.evidence.windows_with_writes()) {
-            if !folded.insert((b.clone(), a.clone())) {
+        for w in self.earlier_windows(since).into_iter().chain(self.evidence.windows_with_writes()) {
+            if !folded.insert((w.before.clone(), w.after.clone())) {
                 continue;
             }
-            if let Ok(w) = tokio::task::block_in_place(|| cp.window_changes(&b, &a)) {
-                all.add_window(w, writes.as_deref());
+            if let Ok(changes) = tokio::task::block_in_place(|| cp.window_changes(&w.before, &w.after)) {
+                all.add_window(changes, w.writes.as_deref(), &w.unseen);
             }
         }
         all

@@ -56,6 +56,10 @@ pub struct RunEvidence {
     pub window_writes: Vec<Option<Vec<String>>>,
     /// The same for the window still open.
     pub open_writes: Option<Vec<String>>,
+    /// By the index of one of `windows` that a kill left open: the paths it changed after the
+    /// run was last seen alive, when the person may have changed them (see
+    /// [`crate::workspace::last_seen`]). A revert asks before it puts them back.
+    pub window_unseen: std::collections::BTreeMap<usize, Vec<String>>,
     /// A plan step: what decided it (its checks without a model), for the plan panel.
     pub decided_by: Option<String>,
     /// The plan step the last verdict was on ("Step 2: Write b.txt"), when it judged a step and
@@ -67,9 +71,16 @@ pub struct RunEvidence {
     pub answers_review: bool,
 }
 
-/// A window's snapshots before and after, and the paths the agent's own file tools wrote in it
-/// when nothing else ran there.
-pub type Window = (String, String, Option<Vec<String>>);
+/// One of a run's windows, as the ownership of its changes needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub before: String,
+    pub after: String,
+    /// The paths the agent's own file tools wrote in it when nothing else ran there.
+    pub writes: Option<Vec<String>>,
+    /// The paths it changed after the run was last seen alive (a window a kill left open).
+    pub unseen: Vec<String>,
+}
 
 impl RunEvidence {
     /// What the agent's file tools wrote in window `i`, when nothing else ran in it.
@@ -77,8 +88,22 @@ impl RunEvidence {
         self.window_writes.get(i).and_then(|w| w.as_deref())
     }
 
+    /// The paths window `i` changed after the run was last seen alive.
+    pub fn unseen_in(&self, i: usize) -> &[String] {
+        self.window_unseen.get(&i).map_or(&[], Vec::as_slice)
+    }
+
     pub fn windows_with_writes(&self) -> Vec<Window> {
-        self.windows.iter().enumerate().map(|(i, (b, a))| (b.clone(), a.clone(), self.writes_of(i).map(<[String]>::to_vec))).collect()
+        self.windows
+            .iter()
+            .enumerate()
+            .map(|(i, (b, a))| Window {
+                before: b.clone(),
+                after: a.clone(),
+                writes: self.writes_of(i).map(<[String]>::to_vec),
+                unseen: self.unseen_in(i).to_vec(),
+            })
+            .collect()
     }
 
     pub fn record(&mut self, record: StepRecord) {
@@ -169,6 +194,6 @@ mod tests {
         ev.windows.push(("c".into(), "d".into()));
         ev.window_writes.push(Some(vec!["x.txt".into()]));
         let w = ev.windows_with_writes();
-        assert_eq!((w[1].2.clone(), w[2].2.clone()), (None, Some(vec!["x.txt".to_string()])));
+        assert_eq!((w[1].writes.clone(), w[2].writes.clone()), (None, Some(vec!["x.txt".to_string()])));
     }
 }

@@ -123,6 +123,8 @@ pub struct Run {
     pub(super) task_verify: Vec<String>,
     /// Held while a window is open in a folder tasks share ([`Run::open_window`]).
     pub(super) window_lock: Option<crate::workspace::lock::WindowLock>,
+    /// Beats while a window this run opened is open: one open without it was left by a kill.
+    pub(super) heartbeat: Option<crate::workspace::last_seen::Heartbeat>,
 }
 
 /// What a run that failed records: the error, its end, and the failed status.
@@ -243,6 +245,7 @@ impl Run {
             verify_commands: engine.verify_commands_of(&events),
             task_verify: super::verify::task_verify_of(&events),
             window_lock: None,
+            heartbeat: None,
             agent_model,
             criteria,
             criteria_results: Vec::new(),

@@ -89,18 +89,21 @@ impl Ownership {
     /// the file other than the run last left it, someone changed it in between (the person's
     /// save): it is marked, and a revert asks before it goes past their edit.
     /// `writes` are the paths the agent's own file tools wrote in the window when nothing else
-    /// ran in it (`None` otherwise): a change elsewhere is unattributed.
-    pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>, writes: Option<&[String]>) {
+    /// ran in it (`None` otherwise): a change elsewhere is unattributed. `unseen` are the paths
+    /// the window changed after the run was last seen alive (a kill left it open while the
+    /// person could edit): marked as someone's edit, so a revert asks.
+    pub fn add_window(&mut self, window: impl IntoIterator<Item = RawChange>, writes: Option<&[String]>, unseen: &[String]) {
         for c in window {
             let unattributed = !writes.is_some_and(|w| w.contains(&c.path));
+            let theirs = unseen.contains(&c.path);
             match self.files.get_mut(&c.path) {
                 Some(entry) => {
-                    entry.3 |= entry.1 != c.before;
+                    entry.3 |= entry.1 != c.before || theirs;
                     entry.1 = c.after;
                     entry.2 |= unattributed;
                 }
                 None => {
-                    self.files.insert(c.path, (c.before, c.after, unattributed, false));
+                    self.files.insert(c.path, (c.before, c.after, unattributed, theirs));
                 }
             }
         }
@@ -174,17 +177,17 @@ mod tests {
     #[test]
     fn a_file_changed_in_two_windows_goes_from_what_the_run_found_to_what_it_left() {
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
-        o.add_window([raw("a.txt", blob("2"), blob("3"))], Some(&["a.txt".to_string()]));
+        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]), &[]);
+        o.add_window([raw("a.txt", blob("2"), blob("3"))], Some(&["a.txt".to_string()]), &[]);
         assert_eq!(o.changes(), vec![OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("3"), unattributed: false, edited_between: false }]);
     }
 
     #[test]
     fn a_file_someone_changed_between_the_runs_windows_shows_all_the_run_did_and_is_reverted_only_when_asked() {
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]));
+        o.add_window([raw("a.txt", blob("1"), blob("2"))], Some(&["a.txt".to_string()]), &[]);
         // Between the windows someone else wrote 3; the run then wrote 4.
-        o.add_window([raw("a.txt", blob("3"), blob("4"))], Some(&["a.txt".to_string()]));
+        o.add_window([raw("a.txt", blob("3"), blob("4"))], Some(&["a.txt".to_string()]), &[]);
         let change = OwnedChange { path: "a.txt".into(), before: blob("1"), after: blob("4"), unattributed: false, edited_between: true };
         assert_eq!(o.changes(), vec![change.clone()]);
         assert_eq!(revert_step(&change, &blob("4")), RevertStep::ChangedSince, "as the run left it, yet holding their edit: asked");
@@ -193,8 +196,8 @@ mod tests {
     #[test]
     fn a_file_the_run_created_and_then_deleted_is_not_its_change() {
         let mut o = Ownership::default();
-        o.add_window([raw("tmp.txt", FileState::Absent, blob("1"))], None);
-        o.add_window([raw("tmp.txt", blob("1"), FileState::Absent)], None);
+        o.add_window([raw("tmp.txt", FileState::Absent, blob("1"))], None, &[]);
+        o.add_window([raw("tmp.txt", blob("1"), FileState::Absent)], None, &[]);
         assert!(o.is_empty(), "nothing of the run's is left to review or revert");
     }
 
@@ -202,8 +205,8 @@ mod tests {
     fn files_changed_outside_the_runs_windows_are_never_its_own() {
         // The person's edit (b.txt) happened between windows: no window reports it.
         let mut o = Ownership::default();
-        o.add_window([raw("a.txt", FileState::Absent, blob("1"))], None);
-        o.add_window(Vec::new(), None);
+        o.add_window([raw("a.txt", FileState::Absent, blob("1"))], None, &[]);
+        o.add_window(Vec::new(), None, &[]);
         let paths: Vec<String> = o.changes().into_iter().map(|c| c.path).collect();
         assert_eq!(paths, vec!["a.txt".to_string()]);
     }
@@ -224,20 +227,33 @@ mod tests {
         let mut o = Ownership::default();
         let wrote = ["a.txt".to_string()];
         // The file tool wrote a.txt; b.txt changed in the same moment (the person's save).
-        o.add_window([raw("a.txt", FileState::Absent, blob("1")), raw("b.txt", blob("2"), blob("3"))], Some(&wrote));
+        o.add_window([raw("a.txt", FileState::Absent, blob("1")), raw("b.txt", blob("2"), blob("3"))], Some(&wrote), &[]);
         // A command ran: whatever changed then may hold the person's edit.
-        o.add_window([raw("c.txt", blob("4"), blob("5"))], None);
+        o.add_window([raw("c.txt", blob("4"), blob("5"))], None, &[]);
         let unattributed: Vec<(String, bool)> = o.changes().into_iter().map(|c| (c.path, c.unattributed)).collect();
         assert_eq!(unattributed, vec![("a.txt".into(), false), ("b.txt".into(), true), ("c.txt".into(), true)]);
         // Once a command touched a file, the file tool writing it again does not make it exact.
-        o.add_window([raw("c.txt", blob("5"), blob("6"))], Some(&["c.txt".to_string()]));
+        o.add_window([raw("c.txt", blob("5"), blob("6"))], Some(&["c.txt".to_string()]), &[]);
         assert!(o.changes()[2].unattributed);
+    }
+
+    #[test]
+    fn a_file_changed_after_the_run_was_last_seen_alive_is_reverted_only_when_asked() {
+        let mut o = Ownership::default();
+        // A kill left the window open: the command made a.txt before it, the person b.txt after.
+        o.add_window([raw("a.txt", FileState::Absent, blob("1")), raw("b.txt", FileState::Absent, blob("2"))], None, &["b.txt".to_string()]);
+        let asked: Vec<(String, bool)> = o.changes().into_iter().map(|c| (c.path, c.edited_between)).collect();
+        assert_eq!(asked, vec![("a.txt".into(), false), ("b.txt".into(), true)]);
+        assert_eq!(revert_step(&o.changes()[1], &blob("2")), RevertStep::ChangedSince, "their new file is not deleted without asking");
+        // The resumed run writes b.txt again: it still holds what they wrote.
+        o.add_window([raw("b.txt", blob("2"), blob("3"))], Some(&["b.txt".to_string()]), &[]);
+        assert!(o.changes()[1].edited_between);
     }
 
     #[test]
     fn a_mode_change_alone_is_a_change() {
         let mut o = Ownership::default();
-        o.add_window([raw("run.sh", blob("1"), FileState::Blob { oid: "1".into(), mode: "100755".into() })], None);
+        o.add_window([raw("run.sh", blob("1"), FileState::Blob { oid: "1".into(), mode: "100755".into() })], None, &[]);
         assert_eq!(o.changes().len(), 1);
     }
 
