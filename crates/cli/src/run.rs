@@ -696,6 +696,9 @@ fn flags_problem(opts: &RunOptions) -> Option<String> {
     if opts.verify.iter().any(|v| v.trim().is_empty()) {
         return Some("--verify needs a command (an empty one would pass as a check)".into());
     }
+    if opts.force_revert && opts.review == crate::ReviewMode::Approve {
+        return Some("--force-revert goes with a reject (--review reject, or your answer at the review): --review approve reverts nothing".into());
+    }
     // An empty name ran the built-in agent without a word: say which.
     if opts.agent.as_deref().is_some_and(|a| a.trim().is_empty()) {
         return Some("--agent needs a name: builtin, opencode, gemini, claude-code, codex, goose, or an ACP agent's command line".into());

@@ -203,7 +203,7 @@ async fn provider_openai_responses_runs_the_task_over_the_responses_api() {
 /// Flags that would be taken quietly and do something else are usage errors, before anything
 /// runs: a misspelt tool in `--allow` (the tool would be refused, not allowed), an empty
 /// `--verify` (it passed as a check), a folder whose name is not UTF-8 (a session was made, then
-/// failed saying there was no folder).
+/// failed saying there was no folder), `--force-revert` with `--review approve`.
 #[test]
 fn a_misspelt_allow_an_empty_verify_and_a_folder_name_that_is_not_text_are_usage_errors() {
     use std::os::unix::ffi::OsStrExt;
@@ -229,6 +229,10 @@ fn a_misspelt_allow_an_empty_verify_and_a_folder_name_that_is_not_text_are_usage
     let empty = finishline(&[&base[..], &["--workspace", &ws, "--verify", " "]].concat(), &e.data);
     assert_eq!(empty.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("--verify needs a command"), "{}", String::from_utf8_lossy(&empty.stderr));
+    // An approval reverts nothing, so a --force-revert beside it was taken and did nothing.
+    let approving = finishline(&[&base[..], &["--workspace", &ws, "--review", "approve", "--force-revert"]].concat(), &e.data);
+    assert_eq!(approving.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&approving.stderr).contains("--force-revert goes with a reject"), "{}", String::from_utf8_lossy(&approving.stderr));
     let odd = e.ws.parent().unwrap().join(std::ffi::OsStr::from_bytes(b"nu\xffws"));
     std::fs::create_dir_all(&odd).unwrap();
     let out = command(&base, &e.data).arg("--workspace").arg(&odd).output().unwrap();
