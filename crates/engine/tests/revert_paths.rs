@@ -411,3 +411,45 @@ fn a_file_that_cannot_be_put_back_is_named_in_the_error() {
     assert!(why.starts_with("a.txt could not be put back: "), "{why}");
     assert!(work.join("a.txt/inside").is_dir(), "the folder stays");
 }
+
+/// Takes the immutable flag off again however the test ends, so its folder can go.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+/// A revert that stops at a file it cannot put back says what it did and what it had not
+/// reached: "sub/b.txt could not be put back: Operation not permitted" alone left the person to
+/// guess that a.txt was gone and z.txt was still the task's, and that a start finishes it.
+#[test]
+fn a_revert_stopped_by_one_file_says_what_is_back_what_is_not_and_what_finishes_it() {
+    use finishline_engine::agent::decision::revert_owned;
+    use finishline_engine::workspace::ownership::OwnedChange;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    let cp = Checkpoints::open(&dir.path().join("store"), &work).unwrap();
+    cp.snapshot("start").unwrap();
+    let names = ["a.txt", "sub/b.txt", "z.txt"];
+    for n in names {
+        std::fs::write(work.join(n), "the task's\n").unwrap();
+    }
+    let after = cp.file_states(&names).unwrap();
+    let owned: Vec<OwnedChange> = names
+        .iter()
+        .zip(after)
+        .map(|(p, after)| OwnedChange { path: p.to_string(), before: FileState::Absent, after, unattributed: false, edited_between: false })
+        .collect();
+    let stuck = work.join("sub/b.txt");
+    let flagged = std::process::Command::new("chattr").arg("+i").arg(&stuck).output().unwrap();
+    assert!(flagged.status.success(), "this test needs chattr +i (root, ext4): {}", String::from_utf8_lossy(&flagged.stderr));
+    let _unflag = Immutable(stuck.clone());
+    let why = revert_owned(&cp, &owned, &[], &[], &dir.path().join("copies")).unwrap_err().to_string();
+    assert!(why.starts_with("sub/b.txt could not be put back: "), "{why}");
+    assert!(why.contains("put back so far: a.txt") && why.contains("not yet: sub/b.txt, z.txt"), "{why}");
+    assert!(why.contains("the next start of Finishline"), "what finishes it: {why}");
+    assert!(!work.join("a.txt").exists() && work.join("z.txt").exists());
+}

@@ -1724,7 +1724,7 @@ fn revert_owned_after(
     // before it is touched.
     let mut reader = cp.reader();
     for (i, c) in owned.iter().enumerate() {
-        let now = reader.state(&c.path)?;
+        let now = reader.state(&c.path).map_err(|e| stopped_at(e, &report, &owned[i..]))?;
         let step = revert_step_here(cp, c, &now, others);
         let go = match step {
             RevertStep::AlreadyBack => false,
@@ -1764,7 +1764,7 @@ fn revert_owned_after(
                 Some(k) => same_as_copy(&full, k),
                 None => reader.state(&c.path).is_ok_and(|s| s == now),
             };
-            if !cp.restore_file_if(&c.path, &c.before, still)? {
+            if !cp.restore_file_if(&c.path, &c.before, still).map_err(|e| stopped_at(e, &report, &owned[i..]))? {
                 if let Some(k) = made.take() {
                     let _ = std::fs::remove_file(&k.copy);
                 }
@@ -1783,6 +1783,32 @@ fn revert_owned_after(
         }
     }
     Ok(report)
+}
+
+/// A revert stopped by a file it could not read or put back: the error, with what is back and
+/// what it had not reached yet (the folder is half reverted), and what finishes it (the revert
+/// was recorded as started, so every start takes it up again).
+fn stopped_at(e: Error, done: &RevertReport, left: &[OwnedChange]) -> Error {
+    const NAMED: usize = 5;
+    let names = |all: Vec<&str>| {
+        let mut said = all.iter().take(NAMED).copied().collect::<Vec<_>>().join(", ");
+        if all.len() > NAMED {
+            said.push_str(&format!(" and {} more", all.len() - NAMED));
+        }
+        said
+    };
+    let back: Vec<&str> = done.restored.iter().chain(&done.deleted).map(String::as_str).collect();
+    let back = if back.is_empty() { "nothing is put back yet".to_string() } else { format!("put back so far: {}", names(back)) };
+    let tail = format!(
+        ". The revert stopped there; {back}; not yet: {} (as the task left them). Once the cause is fixed, the next start of Finishline (the app, or any `finishline` command) finishes it",
+        names(left.iter().map(|c| c.path.as_str()).collect())
+    );
+    match e {
+        // Its own words: a full disk is said around them once, with the way on.
+        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), format!("{io}{tail}"))),
+        Error::Internal(said) => Error::Internal(format!("{said}{tail}")),
+        other => other,
+    }
 }
 
 /// Removes the folders a revert emptied that were made while one of the task's runs since
@@ -1966,7 +1992,7 @@ fn finish_revert(store: &Store, data_dir: &Path, s: &crate::store::SessionSummar
         Err(e) => {
             // Every start tries again; that it cannot is said once, not at each of them.
             const CANNOT: &str = "The revert cut short by a restart could not be finished";
-            let message = format!("{CANNOT}: {e}. What it had not reached yet is as the task left it");
+            let message = format!("{CANNOT}: {e}");
             let said = events[at..].iter().any(|e| matches!(&e.event, EngineEvent::Error { message: m, .. } if m.starts_with(CANNOT)));
             !said && store.append(&s.id, None, EngineEvent::Error { code: ErrorCode::Io, message }).is_ok()
         }
