@@ -436,8 +436,8 @@ async fn killed_while_its_command_runs(dir: &Path, url: &str) -> (String, impl F
         assert!(t.elapsed() < Duration::from_secs(30), "the command wrote marker.txt");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Long enough for the run to be seen alive after the command's write.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Long enough for the run to be seen alive well after the command's write.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
     run.kill().unwrap();
     let _ = run.wait();
     let store = Store::open(&dir.join("data").join("history.db"), Arc::new(SystemClock)).unwrap();

@@ -543,16 +543,16 @@ impl Run {
         // window among the run's changes. Closing the file lets the next window open.
         let saved = self.emit_saving(vec![]);
         self.window_lock = None;
-        if left_by_a_kill {
-            let _ = std::fs::remove_file(crate::workspace::last_seen::beat_file(&self.engine.config.data_dir, self.session.as_str()));
-        }
         self.heartbeat = None;
+        if saved.is_ok() {
+            crate::workspace::last_seen::forget(&self.engine.config.data_dir, self.session.as_str());
+        }
         marked?;
         saved
     }
 
-    /// What a window a kill left open changed after the run was last seen alive: written then
-    /// (or gone), it may be the person's edit made while the app was closed.
+    /// What a window left open (by a kill, or a process that ended while a question waited)
+    /// changed after the run was last seen alive: it may be the person's edit made meanwhile.
     fn changed_while_unseen(&self, cp: &crate::workspace::checkpoint::Checkpoints, before: &str, after: &str) -> Vec<String> {
         let seen = crate::workspace::last_seen::last_beat(&self.engine.config.data_dir, self.session.as_str());
         let Ok(changes) = tokio::task::block_in_place(|| cp.window_changes(before, after)) else { return vec![] };
