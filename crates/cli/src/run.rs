@@ -1898,10 +1898,21 @@ fn say_ignored_gone(store: &Store, sid: &SessionId, review: &RequestId, kept: &[
 /// After a reject without revert in the person's folder: what the task changed is still there,
 /// and the command that puts it back.
 fn say_changes_stay(store: &Store, sid: &SessionId) {
-    if worked_in_place(store, sid) {
+    if worked_in_place(store, sid) && changed_anything(store, sid) {
         let back = crate::hint::command(&format!("sessions review {sid} --reject --revert"));
         errln!("What the task changed stays in your folder: `{back}` puts it back.");
     }
+}
+
+/// Whether the reviewed round changed files, or an earlier round since the last approval did (a
+/// request for changes keeps them the task's to undo): as the window offers the undo.
+fn changed_anything(store: &Store, sid: &SessionId) -> bool {
+    let events = store.events(sid, 0).unwrap_or_default();
+    let Some(last) = events.iter().rposition(|e| matches!(e.event, EngineEvent::ReviewRequested { .. })) else { return false };
+    let files = matches!(&events[last].event, EngineEvent::ReviewRequested { files_changed, .. } if !files_changed.is_empty());
+    // Since the last approval: what that kept is no longer the task's to undo.
+    let since = events[..last].iter().rposition(|e| matches!(e.event, EngineEvent::ReviewResolved { decision: Decision::Approve, .. })).map_or(0, |i| i + 1);
+    files || events[since..last].iter().any(|e| matches!(e.event, EngineEvent::ReviewResolved { decision: Decision::RequestChanges, .. }))
 }
 
 /// A flag of another decision than the one given: refused, not dropped unsaid. (Clap's `requires`

@@ -2290,7 +2290,11 @@ async fn a_reject_never_overwrites_a_file_someone_changed_after_the_task_unless_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reject_in_place_without_revert_says_the_tasks_changes_stay_in_the_folder() {
-    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0)]).await;
+    let reads = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "the task's notes"}, "reply": {"text": "Done! The notes say what the task wrote."}}),
+        json!({"when": {"kind": "agent", "last_message_contains": "look at the notes"}, "reply": {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]}}),
+    ];
+    let (_s, dir, cli) = server(vec![writes("notes.md", "the task's notes\n", 0), reads]).await;
     let ws = dir.path().join("plain");
     std::fs::create_dir_all(&ws).unwrap();
     let id = session_of(&cli.run("write notes.md", &ws, &[]));
@@ -2302,6 +2306,13 @@ async fn a_reject_in_place_without_revert_says_the_tasks_changes_stay_in_the_fol
         "nobody is left thinking it was undone: {said}"
     );
     assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "the task's notes\n");
+    // A task that changed nothing has nothing that stays, nor anything to put back.
+    let looked = cli.run("look at the notes", &ws, &[]);
+    assert_eq!(looked.status.code(), Some(6), "it used a tool, so it waits for review: {}", String::from_utf8_lossy(&looked.stderr));
+    let rejected = cli.review(&session_of(&looked), &["--reject"]);
+    assert_eq!(rejected.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&rejected.stderr);
+    assert!(!said.contains("stays in your folder"), "no advice about changes it never made: {said}");
 }
 
 /// A later task in the same folder that wrote the same file, to the very same words, and was
