@@ -44,6 +44,11 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect::<String>().into()
 }
 
+/// Whether a write to standard output has failed.
+pub fn is_closed() -> bool {
+    CLOSED.is_cancelled()
+}
+
 /// Resolves once a write to standard output has failed: nobody reads what follows.
 pub async fn closed() {
     CLOSED.cancelled().await;

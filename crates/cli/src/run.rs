@@ -477,6 +477,18 @@ fn say_what_waits(store: &Store, sid: &SessionId, code: u8) {
     }
 }
 
+/// Why a run stopped that nobody cancelled: its output's reader went away (`| head`).
+/// Said once: the run's end and the stop that waits for it may both get here.
+fn say_reader_gone(sid: &SessionId) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        crate::output::say(&format!(
+            "finishline: the output was closed (whatever read it, `head` or a pager, went away), so the run stopped as Ctrl-C stops it; `{}` goes on\n",
+            crate::hint::command(&format!("sessions resume {sid}"))
+        ))
+    });
+}
+
 /// The exit code once the session has settled in `status` after a run, or `None` while it goes
 /// on (an auto-approval landing, a person deciding in the terminal).
 async fn settled(store: &Store, sid: &SessionId, status: SessionStatus, opts: &RunOptions, interactive: bool, auto_refused: bool) -> Option<u8> {
@@ -484,7 +496,12 @@ async fn settled(store: &Store, sid: &SessionId, status: SessionStatus, opts: &R
         SessionStatus::Completed => Some(exit::OK),
         SessionStatus::Rejected => Some(exit::REJECTED),
         SessionStatus::Failed => Some(exit::FAILED),
-        SessionStatus::Cancelled => Some(exit::CANCELLED),
+        SessionStatus::Cancelled => {
+            if crate::output::is_closed() {
+                say_reader_gone(sid);
+            }
+            Some(exit::CANCELLED)
+        }
         SessionStatus::Idle => {
             let end = store.session(sid).ok().and_then(|s| s.end_reason);
             Some(if end == Some(EndReason::Conversation) { exit::OK } else { exit::WAITING })
@@ -536,10 +553,10 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(4);
 async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     let Some(mut signals) = finishline_engine::stop_signals::StopSignals::listen() else { return };
     // A reader that went away (`| head`) stops the run too: nothing it does can be shown.
-    tokio::select! {
-        _ = signals.next() => {}
-        _ = crate::output::closed() => {}
-    }
+    let reader_gone = tokio::select! {
+        _ = signals.next() => false,
+        _ = crate::output::closed() => true,
+    };
     // Nothing runs while the review waits at the terminal: stopping leaves it open, as Ctrl+D
     // does, rather than calling a task that ended cancelled.
     if !engine.is_running(&sid) && engine.store.session(&sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
@@ -580,7 +597,11 @@ async fn stop_on_signal(engine: Arc<Engine>, sid: SessionId) {
     }
     engine.config.processes.end_all();
     // A closed terminal (SIGHUP) fails writes: said without a panic.
-    crate::output::say("finishline: stopped\n");
+    if reader_gone {
+        say_reader_gone(&sid);
+    } else {
+        crate::output::say("finishline: stopped\n");
+    }
     std::process::exit(exit::CANCELLED as i32);
 }
 

@@ -843,6 +843,8 @@ async fn a_reader_that_goes_away_stops_the_run_quietly_and_records_it_cancelled(
     assert_eq!(out.status.code(), Some(5), "stopped, as by Ctrl-C: {said}");
     let rows = lines(&finishline(&["sessions", "list", "--json"], &e.data));
     assert_eq!(rows[0]["status"], "cancelled", "recorded cancelled, not left interrupted: {rows:?}");
+    let id = rows[0]["id"].as_str().unwrap();
+    assert!(said.contains("the output was closed") && said.contains(&format!("sessions resume {id}")), "why it stopped, and the way on: {said}");
 
     let mut list = spawn(&["sessions", "list"]);
     drop(list.stdout.take());
