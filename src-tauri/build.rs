@@ -19,6 +19,7 @@ fn main() {
         "answer_question",
         "submit_review",
         "revert_rejected",
+        "review_ended",
         "changed_since_run",
         "resolve_conflict",
         "comment_review",

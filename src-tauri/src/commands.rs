@@ -319,6 +319,14 @@ pub async fn revert_rejected(
     tauri::async_runtime::spawn_blocking(move || engine.revert_rejected(&session_id, overwrite)).await.map_err(|e| Error::Internal(e.to_string()))?
 }
 
+/// Opens the review of a task that ended without one (cancelled, failed, interrupted), as it is:
+/// no model is asked. Its review arrives as the session's events.
+#[tauri::command]
+pub async fn review_ended(app: AppHandle, state: State<'_, AppState>, session_id: SessionId) -> Result<(), Error> {
+    engine_for_session(&app, &state, &session_id, Need::Decision)?.review_ended(&session_id)?;
+    Ok(())
+}
+
 /// Adds or edits a comment on lines of a waiting review's diff.
 #[tauri::command]
 pub async fn comment_review(

@@ -133,6 +133,7 @@ pub fn run() {
             commands::answer_question,
             commands::submit_review,
             commands::revert_rejected,
+            commands::review_ended,
             commands::changed_since_run,
             commands::resolve_conflict,
             commands::comment_review,

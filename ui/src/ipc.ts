@@ -294,7 +294,7 @@ export interface SettingsView {
 }
 
 /** What started a run: the task, Request changes, a follow-up, a resume, a plan's step. */
-export type RunTrigger = "task" | "feedback" | "message" | "resume" | "plan_step";
+export type RunTrigger = "task" | "feedback" | "message" | "resume" | "plan_step" | "review";
 
 export type SessionStatus =
   | "idle"
@@ -934,6 +934,8 @@ export const ipc = {
   /** Undoes, later, what a task rejected in place without a revert changed. */
   /** Undoes a rejected task's changes; `overwrite` is the answer to the files changed since (none: not asked yet). */
   revertRejected: (sessionId: string, overwrite?: string[]) => call<ReviewOutcome>("revert_rejected", { sessionId, overwrite: overwrite ?? null }),
+  /** Opens the review of a task that ended without one, as it is (no model is asked). */
+  reviewEnded: (sessionId: string) => call<void>("review_ended", { sessionId }),
   sendMessage: (sessionId: string, message: string) => call<void>("send_message", { sessionId, message }),
   listSessions: (filter?: ListFilter) => call<SessionSummary[]>("list_sessions", { filter: filter ?? null }),
   searchSessions: (text: string) => call<SearchHit[]>("search_sessions", { text }),

@@ -1445,20 +1445,10 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
     if !v.dismiss.is_empty() || !v.restore.is_empty() {
         return crate::findings::dismiss_or_restore(&id, &v.dismiss, &v.restore, &opts).unwrap_or_else(|code| code);
     }
-    let decision = match (v.approve, v.reject, &v.request_changes) {
-        (true, _, _) => Decision::Approve,
-        (_, true, _) => Decision::Reject,
-        (_, _, Some(_)) => Decision::RequestChanges,
-        // The agent's run answers the review, as a request for changes does.
-        _ if v.resolve => Decision::RequestChanges,
-        // What goes with a decision is never dropped unsaid.
-        _ if !v.copy_ignored.is_empty() => {
-            return fail(exit::USAGE, opts.common.json, "--copy-ignored goes with a decision: add --approve or --reject (the copy is made first)")
-        }
-        _ if !v.comments.is_empty() => {
-            return fail(exit::USAGE, opts.common.json, "--comment goes with --request-changes: comments are sent back to the agent")
-        }
-        _ => return show_waiting_review(&id, &opts),
+    let decision = match decision_of(&v, json) {
+        Ok(Some(d)) => d,
+        Ok(None) => return open_ended_review_alone(&id, &opts).await.map_or_else(|code| code, |()| show_waiting_review(&id, &opts)),
+        Err(code) => return code,
     };
     if let Some(why) = misplaced(decision, &v, &opts) {
         return fail(exit::USAGE, json, why);
@@ -1476,6 +1466,9 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
             }
         }
         return revert_later(&engine, &sid, overwrite_of(&opts, &v), json);
+    }
+    if let Err(code) = open_ended_review(&engine, &store, &sid, json).await {
+        return code;
     }
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
@@ -1659,6 +1652,74 @@ fn reject_unattended(engine: &Arc<Engine>, view: &mut View, sid: &SessionId, rev
 
 /// `sessions review ID` with no decision: what the waiting review decides on, each file's diff
 /// included, so a second terminal sees what it approves; then how to decide.
+/// The decision `sessions review` was given; `None` when it only shows the review.
+fn decision_of(v: &Verdict, json: bool) -> Result<Option<Decision>, u8> {
+    Ok(Some(match (v.approve, v.reject, &v.request_changes) {
+        (true, _, _) => Decision::Approve,
+        (_, true, _) => Decision::Reject,
+        (_, _, Some(_)) => Decision::RequestChanges,
+        // The agent's run answers the review, as a request for changes does.
+        _ if v.resolve => Decision::RequestChanges,
+        // What goes with a decision is never dropped unsaid.
+        _ if !v.copy_ignored.is_empty() => {
+            return Err(fail(exit::USAGE, json, "--copy-ignored goes with a decision: add --approve or --reject (the copy is made first)"))
+        }
+        _ if !v.comments.is_empty() => return Err(fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent")),
+        _ => return Ok(None),
+    }))
+}
+
+/// A task that ended without a review (cancelled, failed, cut off, stopped at a refused
+/// permission) is reviewed as it ended: its review is opened first, with no model asked. `Err`:
+/// the exit code, once said why there is nothing to review.
+async fn open_ended_review(engine: &Arc<Engine>, store: &Store, sid: &SessionId, json: bool) -> Result<(), u8> {
+    use finishline_engine::agent::ended_review::{ENDED_UNREVIEWED, NOTHING_TO_REVIEW};
+    let Ok(status) = store.session(sid).map(|s| s.status) else { return Ok(()) };
+    if !ENDED_UNREVIEWED.contains(&status) {
+        return Ok(());
+    }
+    if !json {
+        errln!("{sid} ended {} without a review: here is what it changed, as it is now (no model is asked).", status.as_str());
+    }
+    let opened = match engine.review_ended(sid) {
+        Ok(run) => run,
+        Err(e) => return Err(fail_on(if e.code() == finishline_engine::ErrorCode::Io { exit::FAILED } else { exit::USAGE }, json, &e)),
+    };
+    let _ = opened.await;
+    if store.session(sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
+        return Ok(());
+    }
+    // Ended as it was: it changed nothing (or the run failed, and said so in its history).
+    let why = store
+        .events_of_types(sid, &["error"])
+        .ok()
+        .and_then(|e| {
+            e.into_iter().rev().find_map(|e| match e.event {
+                EngineEvent::Error { message, .. } => Some(message),
+                _ => None,
+            })
+        })
+        .filter(|_| store.session(sid).is_ok_and(|s| s.status == SessionStatus::Failed && status != SessionStatus::Failed));
+    Err(fail(exit::USAGE, json, &why.unwrap_or_else(|| format!("{sid} {NOTHING_TO_REVIEW}"))))
+}
+
+/// [`open_ended_review`] for `sessions review ID` without a decision, which needs no engine
+/// otherwise.
+async fn open_ended_review_alone(id: &str, opts: &RunOptions) -> Result<(), u8> {
+    use finishline_engine::agent::ended_review::ENDED_UNREVIEWED;
+    let json = opts.common.json;
+    let Ok(store) = crate::sessions::open(&opts.common) else { return Ok(()) };
+    let sid = SessionId(id.to_string());
+    if !store.session(&sid).is_ok_and(|s| ENDED_UNREVIEWED.contains(&s.status)) {
+        return Ok(());
+    }
+    drop(store);
+    let Opened { engine, store, .. } = open_for(opts, Need::Decision)?;
+    let opened = open_ended_review(&engine, &store, &sid, json).await;
+    engine.settle();
+    opened
+}
+
 pub(crate) fn show_waiting_review(id: &str, opts: &RunOptions) -> u8 {
     let json = opts.common.json;
     let usage = "say --approve, --reject, --request-changes \"what should change\" or --resolve";

@@ -208,6 +208,7 @@ impl View {
             EngineEvent::SessionCreated { task, workspace, model, .. } => self.line(&format!("▶ {}\n  in {workspace} with {model}", task_line(task))),
             // A plan step's run is opened by its own line (▤ step 2/3).
             EngineEvent::RunStarted { trigger: RunTrigger::PlanStep } => {}
+            EngineEvent::RunStarted { trigger: RunTrigger::Review } => self.line("── review of the task as it ended (no model is asked) ──"),
             EngineEvent::RunStarted { trigger } => self.line(&format!("── run ({}) ──", trigger.as_str())),
             EngineEvent::ModelSwitched { from, to } => self.line(&format!("  model: {to} (was {from})")),
             EngineEvent::AgentConnected { name, version, loaded, .. } => self.line(&format!(

@@ -507,3 +507,25 @@ async fn what_the_person_changes_while_a_killed_task_is_closed_is_not_reverted_w
     assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "mine, edited while Finishline was closed\n", "{said}");
     assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "my notes\n", "{said}");
 }
+
+/// Killed while its command ran, in the person's folder: rejected as it ended, with no resume
+/// (which would run the model again), what the command wrote is put back. The reject said the
+/// task was interrupted, not waiting for a review, and discard that it had no worktree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_killed_in_the_persons_folder_is_rejected_as_it_ended_and_reverted() {
+    let server = FakeServer::start(marker_scenario()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (id, cli, ws) = killed_while_its_command_runs(dir.path(), &url).await;
+    let asked = server.requests().len();
+    let discard = cli(&["sessions", "discard", &id]).output().unwrap();
+    let said = String::from_utf8_lossy(&discard.stderr).to_string();
+    assert!(said.contains(&format!("sessions review {id} --reject --revert")), "discard names the way to undo it: {said}");
+    let rejected = cli(&["sessions", "review", &id, "--reject", "--revert"]).output().unwrap();
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    assert!(said.contains("ended interrupted without a review"), "{said}");
+    assert!(!ws.join("marker.txt").exists(), "what the command wrote is put back: {said}");
+    assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "mine\n", "the person's file is untouched");
+    assert_eq!(server.requests().len(), asked, "no model was asked");
+}

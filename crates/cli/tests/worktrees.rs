@@ -4804,3 +4804,43 @@ async fn after_a_rejected_follow_up_the_agent_is_told_what_landed_before_is_stil
     assert!(text.contains("Your last changes in this task were rejected and are gone"), "{text}");
     assert!(text.contains("what was approved before landed on `main` and is here"), "{text}");
 }
+
+/// A task that failed after writing part of its work is reviewed as it ended, with no model
+/// asked (the model is what went away): its diff is shown, and approving lands what it did. It
+/// could only be resumed (which runs the model again) or discarded whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_task_is_reviewed_as_it_ended_and_what_it_did_lands() {
+    let (server, _dir, cli, r, task) = a_task_that_failed_after_writing(vec![]).await;
+    let asked = server.requests().len();
+    let shown = cli.review(&task.id, &[]);
+    let said = format!("{}{}", String::from_utf8_lossy(&shown.stdout), String::from_utf8_lossy(&shown.stderr));
+    assert_eq!(shown.status.code(), Some(6), "it waits for the person: {said}");
+    assert!(said.contains("ended failed without a review") && said.contains("waits for your review"), "{said}");
+    assert!(said.contains("broken.txt") && said.contains("+half"), "its diff: {said}");
+    assert_eq!(server.requests().len(), asked, "no model was asked");
+    let approved = cli.review(&task.id, &["--approve"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(git(&r, &["show", "main:broken.txt"]), "half");
+    assert_eq!(server.requests().len(), asked, "still none");
+}
+
+/// A task that failed before it changed anything has nothing to review: said, and it stays as it
+/// ended, to resume.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_changed_nothing_has_no_review_to_open() {
+    let rules = vec![
+        json!({"when": {"kind": "agent", "last_message_contains": "fail at once"}, "reply": {"fault": {"type": "status", "status": 400, "body": "{\"error\": {\"message\": \"no\"}}"}}}),
+    ];
+    let (_s, dir, cli) = server(vec![rules]).await;
+    let ws = dir.path().join("plain");
+    std::fs::create_dir_all(&ws).unwrap();
+    let failed = cli.run("fail at once", &ws, &[]);
+    assert_eq!(failed.status.code(), Some(4));
+    let id = session_of(&failed);
+    let shown = cli.review(&id, &["--reject", "--revert"]);
+    let said = String::from_utf8_lossy(&shown.stderr);
+    assert_eq!(shown.status.code(), Some(2), "{said}");
+    assert!(said.contains("changed no files: there is nothing to review"), "{said}");
+    let list = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
+    assert_eq!(list[0]["status"], "failed", "it stays as it ended: {list:?}");
+}

@@ -11,6 +11,7 @@ pub mod config;
 pub mod decision;
 pub mod discard;
 mod dispatch;
+pub mod ended_review;
 mod evaluation;
 pub mod evidence;
 pub mod group_export;

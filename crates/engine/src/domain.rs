@@ -167,6 +167,9 @@ pub enum RunTrigger {
     Resume,
     /// The next step of a plan, handed over from the run of the step before.
     PlanStep,
+    /// The person asked to review what a task that ended without a review changed, as it is: no
+    /// model is called.
+    Review,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -523,6 +526,7 @@ impl RunTrigger {
             RunTrigger::Message => "message",
             RunTrigger::Resume => "resume",
             RunTrigger::PlanStep => "plan_step",
+            RunTrigger::Review => "review",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -530,6 +534,7 @@ impl RunTrigger {
             "task" => RunTrigger::Task,
             "feedback" => RunTrigger::Feedback,
             "message" => RunTrigger::Message,
+            "review" => RunTrigger::Review,
             "resume" => RunTrigger::Resume,
             "plan_step" => RunTrigger::PlanStep,
             _ => return None,

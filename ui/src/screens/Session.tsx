@@ -1074,6 +1074,9 @@ export function SessionView({
   // A run stopped short (the process died, or the person cancelled it) goes on where it stopped
   // with one click, a note optional: the CLI's `sessions resume ID` needs no message either.
   const resumable = model.status === "interrupted" || model.status === "cancelled";
+  // It may have written something: its review as it ended is offered (not after an answer that
+  // the engine found changed nothing).
+  const usedTools = model.items.some((it) => it.kind === "tool") && !(model.status === "idle" && (model.endReason === "conversation" || model.endReason === "conversation_unchecked"));
   const strip = model.plan ? planStrip(model.plan, running) : null;
   // Where a note goes: a plan cancelled at its go-ahead runs the task without it; a plan that
   // stopped after a failed step hands it to the plan's revision.
@@ -1439,11 +1442,20 @@ export function SessionView({
           {ENDED_UNREVIEWED.includes(model.status) && model.place?.worktree && !model.place.removed && (!model.attempt || groupChosen) && (
             <div className="notice row" data-testid="discard-offer">
               <span className="grow">
-                Its worktree on <code>{model.place.worktree.branch}</code> stays until you {resumable ? "resume it (a note for the agent is optional)" : "send a message to go on"}, or discard it with whatever the agent wrote there.
+                Its worktree on <code>{model.place.worktree.branch}</code> stays until you {resumable ? "resume it (a note for the agent is optional)" : "send a message to go on"}, review what the agent wrote there as it is, or discard it.
               </span>
+              <ReviewEndedButton sessionId={sessionId} onError={setError} />
               <button className="btn danger" onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
                 Discard its work
               </button>
+            </div>
+          )}
+          {/* In the person's folder, its changes are there undecided: reviewed as it ended, a
+              reject puts them back. Offered once the agent used a tool (it may have written). */}
+          {ENDED_UNREVIEWED.includes(model.status) && model.place && !model.place.worktree && !model.attempt && usedTools && (
+            <div className="notice row" data-testid="review-ended-offer">
+              <span className="grow">What it changed stays in your folder undecided until you {resumable ? "resume it" : "send a message to go on"}, or review it as it is: keep it, or reject it and put it back.</span>
+              <ReviewEndedButton sessionId={sessionId} onError={setError} />
             </div>
           )}
           <div className="row">
@@ -1495,6 +1507,27 @@ export function SessionView({
 
 /** Statuses in which a task ended without a review, its work (if any) undecided. */
 const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted", "idle"];
+
+/** Opens the review of a task that ended without one, as it is: no model is asked. */
+function ReviewEndedButton({ sessionId, onError }: { sessionId: string; onError: (e: AppError | null) => void }) {
+  const [busy, setBusy] = useState(false);
+  const open = async () => {
+    setBusy(true);
+    onError(null);
+    try {
+      await ipc.reviewEnded(sessionId);
+    } catch (e) {
+      onError(e as AppError);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button className="btn" onClick={() => void open()} disabled={busy} aria-busy={busy} data-testid="review-ended" title="Shows what it changed, as it is now, to approve or reject; no model is asked">
+      Review its changes
+    </button>
+  );
+}
 
 type Ask = Extract<Item, { kind: "permission" } | { kind: "question" }>;
 

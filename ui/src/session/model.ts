@@ -445,7 +445,8 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // end; a failure's words have their own card.
       const last = next.items.length - 1;
       const end = next.items[last];
-      if (e.status === "cancelled" && e.message && end?.kind === "run_end") next.items[last] = { ...end, why: e.message };
+      // A review asked for that had nothing to show says why the task is as it was.
+      if ((e.status === "cancelled" || next.runTrigger === "review") && e.message && end?.kind === "run_end") next.items[last] = { ...end, why: e.message };
       // Cut short with no end of its own: its clock stops at its last work, not at the next
       // start (a resumed run's clock would go on from the old start), and the timeline says so.
       if (e.status === "interrupted") {
@@ -1025,6 +1026,8 @@ export function runLabel(run: Extract<Item, { kind: "run" }>): string {
       return run.resolving ? "Resolving the landing" : "Your feedback";
     case "resume":
       return "Resumed";
+    case "review":
+      return "Review of the task as it ended";
     default:
       // Retry after a failure starts a run with no words of the person's; so does Resume after
       // a cancel.

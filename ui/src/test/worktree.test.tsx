@@ -1008,6 +1008,48 @@ describe("what a worktree's review cannot land", () => {
 });
 
 describe("a task that ended without a review", () => {
+  it("offers its review as it ended, in the person's folder once it used a tool, and opens it without a model", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write a.txt", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a.txt" }, state: "done", output: "Created a.txt" }),
+      ev({ type: "status_changed", status: "interrupted" }),
+    ];
+    const asked: string[] = [];
+    script(events, (cmd, _args, push) => {
+      if (cmd !== "review_ended") return null;
+      asked.push(cmd);
+      push({ type: "run_started", trigger: "review" });
+      push({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" });
+      push({ type: "status_changed", status: "cancelled", message: "It changed no files: there is nothing to review." });
+      return null;
+    });
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("review-ended-offer")).toHaveTextContent("What it changed stays in your folder undecided until you resume it, or review it as it is");
+    await user.click(screen.getByTestId("review-ended"));
+    expect(asked).toEqual(["review_ended"]);
+    // Nothing to show: the run's end says why the task is as it was.
+    expect(await screen.findByText(/It changed no files: there is nothing to review/)).toBeInTheDocument();
+    expect(screen.getByText("Review of the task as it ended")).toBeInTheDocument();
+  });
+
+  it("offers the review of a worktree's work as it ended beside its discard", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "fix the parser", workspace: "/repo", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "worktree", folder: worktree.folder, worktree }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "status_changed", status: "failed" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("discard-offer")).toHaveTextContent("review what the agent wrote there as it is, or discard it");
+    expect(screen.getByTestId("review-ended")).toHaveTextContent("Review its changes");
+  });
+
   it("offers to discard the work its worktree holds, asks first, and the offer goes once it is done", async () => {
     seq = 0;
     const events = [

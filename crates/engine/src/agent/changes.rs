@@ -591,6 +591,11 @@ impl Run {
         self.since(since)
     }
 
+    /// Whether the person has changes to decide on (see [`Run::changes`]).
+    pub(super) fn has_changes_to_review(&mut self) -> bool {
+        !self.scoped(true).is_empty()
+    }
+
     /// This run's changes with those of the session's earlier runs since `since`.
     fn since(&mut self, since: Since) -> Ownership {
         let Some(cp) = self.checkpoints.clone() else { return Ownership::default() };

@@ -194,6 +194,16 @@ impl Engine {
 
 /// Why a task without a worktree has nothing to discard, from what became of it: one that landed
 /// or was rejected had a worktree, which went with that decision.
+/// A task in the person's folder that ended without a review: its changes wait there undecided.
+fn in_place_undecided(events: &[crate::event::Envelope]) -> bool {
+    let worked_in_place = events.iter().any(|e| matches!(e.event, EngineEvent::TaskWorkspace { worktree: None, .. }));
+    let status = events.iter().rev().find_map(|e| match e.event {
+        EngineEvent::StatusChanged { status, .. } => Some(status),
+        _ => None,
+    });
+    worked_in_place && status.is_some_and(|s| super::ended_review::ENDED_UNREVIEWED.contains(&s))
+}
+
 fn nothing_to_discard(session: &SessionId, events: &[crate::event::Envelope]) -> String {
     let ended = events.iter().rev().find_map(|e| match &e.event {
         EngineEvent::WorktreeRemoved { why, .. } => Some(*why),
@@ -216,6 +226,9 @@ fn nothing_to_discard(session: &SessionId, events: &[crate::event::Envelope]) ->
         }
         (Some(WorktreeEnd::Rejected), _) => format!("{session} was rejected, and its worktree went with that: there is nothing to discard (its history stays)"),
         (Some(_), _) => format!("{session}'s worktree is already removed: there is nothing to discard (its history stays)"),
+        (None, _) if in_place_undecided(events) => format!(
+            "{session} works in your folder, not in a worktree of its own, so there is nothing to discard: to put back what it changed there, review it as it ended and reject it (Review its changes in the window, `finishline sessions review {session} --reject --revert` in a terminal)"
+        ),
         (None, _) => format!("{session} has no worktree of its own: there is nothing to discard (its history stays)"),
     }
 }

@@ -218,7 +218,8 @@ impl Run {
         // A resumed run continues the interrupted one: its budget, step count, truncations in a
         // row, stuck memory and workspace base. Every other run starts afresh.
         let evidence = match trigger {
-            RunTrigger::Resume => match engine.store.latest_run_evidence(&session)?.and_then(RunEvidence::from_json) {
+            // A review of how a task ended looks at its last run's windows as that run left them.
+            RunTrigger::Resume | RunTrigger::Review => match engine.store.latest_run_evidence(&session)?.and_then(RunEvidence::from_json) {
                 Some(e) => e,
                 // Stored before runs saved their evidence: a resumed run is a work turn.
                 None => RunEvidence {
@@ -231,9 +232,14 @@ impl Run {
         };
         // The built-in agent's context window may be looked up on a server that never answers
         // (two 15 s waits): a cancel does not wait for it, and the run then ends cancelled.
-        let worker = tokio::select! {
-            w = super::worker::for_session(&engine, &summary, &events) => Some(w?),
-            () = cancel.cancelled() => None,
+        let worker = if trigger == RunTrigger::Review {
+            // No model is asked: the server may be the reason the task ended.
+            None
+        } else {
+            tokio::select! {
+                w = super::worker::for_session(&engine, &summary, &events) => Some(w?),
+                () = cancel.cancelled() => None,
+            }
         };
         let criteria = super::decision::judged_on(&events);
         // The provider the session started with is still the one set up: what it recorded may be asked of it.
@@ -402,15 +408,8 @@ impl Run {
         }
     }
 
-    async fn main(&mut self, start: RunStart) -> crate::Result<()> {
-        // Cancelled while it was being set up: nothing is started, but the person's words are
-        // kept, as a cancel a moment later would have kept them (a message they sent is theirs).
-        if self.cancel.is_cancelled() {
-            if let Some(msg) = start.user_message {
-                self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg) })?;
-            }
-            return self.halted(Halt::Cancelled);
-        }
+    /// Checkpoints that are off, and the workspace's own rules for agents, said as the run starts.
+    fn say_what_it_starts_with(&mut self) -> crate::Result<()> {
         if let Some(why) = self.checkpoints_off.take() {
             self.emit(EngineEvent::Error {
                 code: crate::error::ErrorCode::Checkpoints,
@@ -423,11 +422,27 @@ impl Run {
         if let Some(i) = &self.instructions {
             self.emit(EngineEvent::ProjectInstructions { file: i.file.clone(), chars: i.text.chars().count() as u64, truncated: i.truncated })?;
         }
+        Ok(())
+    }
+
+    async fn main(&mut self, start: RunStart) -> crate::Result<()> {
+        // Cancelled while it was being set up: nothing is started, but the person's words are
+        // kept, as a cancel a moment later would have kept them (a message they sent is theirs).
+        if self.cancel.is_cancelled() {
+            if let Some(msg) = start.user_message {
+                self.emit(EngineEvent::MessageCreated { message_id: MessageId::new(), role: MessageRole::User, source: None, text: Some(msg) })?;
+            }
+            return self.halted(Halt::Cancelled);
+        }
+        self.say_what_it_starts_with()?;
         // The worktree is filled and the workspace recorded while the model thinks; the first
         // tool waits for it.
         self.start_preparing();
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
+        if start.trigger == RunTrigger::Review {
+            return self.review_as_it_is().await;
+        }
         if let Some(step) = self.plan_step.clone().filter(|_| matches!(start.trigger, RunTrigger::Resume | RunTrigger::Message)) {
             if self.plan_state()?.running_step().is_none() {
                 // The plan stopped after this step. Nothing to add: it goes on with its own next
@@ -907,7 +922,7 @@ impl Run {
         Ok(())
     }
 
-    fn finish(&mut self, status: SessionStatus, end_reason: EndReason, message: Option<String>) -> crate::Result<()> {
+    pub(super) fn finish(&mut self, status: SessionStatus, end_reason: EndReason, message: Option<String>) -> crate::Result<()> {
         self.emit_saving(vec![
             EngineEvent::RunFinished { status, claim: Claim::None, verdict: self.evidence.last_verdict, end_reason, stuck: None },
             EngineEvent::StatusChanged { status, attempt: None, max_retries: None, next_retry_at: None, message },

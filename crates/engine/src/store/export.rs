@@ -376,6 +376,7 @@ pub fn to_markdown(t: &Timeline) -> String {
                     RunTrigger::Message => "a new message",
                     RunTrigger::Resume => "resumed",
                     RunTrigger::PlanStep => "a plan step",
+                    RunTrigger::Review => "your review of the task as it ended",
                 };
                 let _ = writeln!(md, "### Run {run_no} ({started_by}) · {at}\n");
             }
