@@ -100,6 +100,28 @@ test("reject with revert restores the workspace", async () => {
   assert.equal(readFileSync(path.join(ws, "keep.txt"), "utf8"), "original", "the agent's change is undone");
 });
 
+test("a task cancelled after it wrote is reviewed as it ended, and its reject puts the file back", async () => {
+  const ws = await startTask("write slow.txt and ponder", { "slow.txt": "original" });
+  const file = path.join(ws, "slow.txt");
+  await win.app.waitUntil(async () => readFileSync(file, "utf8") === "by the agent", { timeout: 20_000, timeoutMsg: "the agent wrote slow.txt" });
+  await clickAway(await testid("cancel"));
+  await waitStatus("cancelled");
+  // Its change waits in the person's folder: reviewed as it is, with no model asked.
+  const offer = await testid("review-ended-offer");
+  await offer.waitForDisplayed({ timeout: 10_000 });
+  assert.match(await offer.getText(), /What it changed stays in your folder undecided/);
+  await clickAway(await testid("review-ended"));
+  await (await testid("review-panel")).waitForDisplayed({ timeout: 20_000 });
+  await (await testid("file-change")).waitForDisplayed({ timeout: 10_000 });
+  assert.match(await (await testid("review-panel")).getText(), /slow\.txt/);
+  await shot(win.app, "review-as-it-ended");
+  await clickAway(await testid("revert-checkbox"));
+  await clickAway(await testid("reject"));
+  await waitStatus("rejected");
+  await (await testid("revert-summary")).waitForDisplayed({ timeout: 10_000 });
+  assert.equal(readFileSync(file, "utf8"), "original", "the agent's change is undone");
+});
+
 test("a permission prompt allowed runs the command; denied stops the run", async () => {
   const ws = await startTask("use the shell to write shell.txt");
   await (await testid("permission-prompt")).waitForDisplayed({ timeout: 20_000 });

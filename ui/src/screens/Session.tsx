@@ -495,7 +495,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <>
           <div className="divider">
-            {item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
+            {item.asItEnded && item.status === "awaiting_review" ? "Its review is open, as the task ended" : item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
             {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
             {item.why ? ` — ${item.why}` : ""}
           </div>
@@ -1250,7 +1250,8 @@ export function SessionView({
         {/* The run's budget of continuations: "Cycle 0/5" read as nothing having happened. */}
         {/* Ended without being sent back, there is nothing to count: "0 times (up to 5)" stayed
             on a completed task like a score. */}
-        {model.cycle.max > 0 && (running || model.cycle.n > 0 || model.runResolving) && (
+        {/* A review opened as the task ended sends nothing back. */}
+        {model.cycle.max > 0 && (running || model.cycle.n > 0 || model.runResolving) && model.runTrigger !== "review" && (
           <span data-testid="cycle-count" title="How many times Finishline sent the agent back in this run, of the run's budget (Settings → Limits → Continuation budget)">
             {/* "Sent back 0 of 5" read like a score at review. */}
             {/* Finishline's own sending back, not the person's Request changes. A run that resolves

@@ -106,7 +106,7 @@ export type Item =
   | { kind: "verification"; key: string; command: string; exitCode: number | null; outputTail: string; skipped: boolean; nth: number; of: number; personsOwn: boolean; plans: boolean }
   | { kind: "permission"; key: string; requestId: string; tool: string; input: unknown; reason: string; decision?: PermissionDecision; cancelled?: boolean; verification?: boolean }
   | { kind: "question"; key: string; requestId: string; question: string; answer?: string | null; declined?: boolean; answered: boolean; cancelled?: boolean }
-  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck; why?: string }
+  | { kind: "run_end"; key: string; status: SessionStatus; endReason: EndReason; stuck?: Stuck; why?: string; asItEnded?: boolean }
   | { kind: "plan_step"; key: string; number: number; of: number; title: string }
   | { kind: "plan_revised"; key: string; cause: string; titles: string[] }
   | { kind: "landing"; key: string; text: string; tone: "ok" | "warn"; times?: number }
@@ -782,7 +782,7 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       // A plan step's run ends with the session still busy: the plan goes on.
       if (e.status !== "busy") next.endReason = e.end_reason;
       if (e.status !== "busy" && next.runClock && next.runClock.finishedAt === undefined) next.runClock = { ...next.runClock, finishedAt: Date.parse(e.at) };
-      push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck });
+      push({ kind: "run_end", key: `end-${e.seq}`, status: e.status, endReason: e.end_reason, stuck: e.stuck, asItEnded: next.runTrigger === "review" || undefined });
       break;
     case "error":
       next.lastErrorCode = e.code;

@@ -1036,6 +1036,23 @@ describe("a task that ended without a review", () => {
     expect(screen.getByText("Review of the task as it ended")).toBeInTheDocument();
   });
 
+  it("says a review opened as the task ended for what it is, not as a second end", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write a.txt", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "run_finished", status: "cancelled", claim: "none", verdict: null, end_reason: "cancelled" }),
+      ev({ type: "status_changed", status: "cancelled" }),
+      ev({ type: "run_started", trigger: "review" }),
+      ev({ type: "run_finished", status: "awaiting_review", claim: "none", verdict: null, end_reason: "cancelled" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByText("Its review is open, as the task ended: Cancelled")).toBeInTheDocument();
+    expect(screen.getAllByText("Run ended: Cancelled")).toHaveLength(1);
+  });
+
   it("offers the review of a worktree's work as it ended beside its discard", async () => {
     seq = 0;
     const events = [

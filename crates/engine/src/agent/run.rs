@@ -436,8 +436,10 @@ impl Run {
         }
         self.say_what_it_starts_with()?;
         // The worktree is filled and the workspace recorded while the model thinks; the first
-        // tool waits for it.
-        self.start_preparing();
+        // tool waits for it. A review as the task ended has no tools, and its windows are kept.
+        if start.trigger != RunTrigger::Review {
+            self.start_preparing();
+        }
         // `run_started` and `busy` were stored when the run began; the evidence joins them.
         self.emit_saving(vec![])?;
         if start.trigger == RunTrigger::Review {
