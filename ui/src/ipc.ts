@@ -7,7 +7,7 @@ import { open } from "@tauri-apps/plugin-dialog";
 /** Why a put-away task's branch is kept: the worktree changed after the review or after the
  * task ended (or holds commits Finishline did not make), or the person asked. A history from
  * before this was recorded reads as the first. */
-export type BranchKeptWhy = "changed_after_review" | "changed_after_task" | "asked";
+export type BranchKeptWhy = "changed_after_review" | "changed_after_task" | "asked" | "edited_during_task";
 
 export type ProviderKind = "openai" | "openai_responses" | "anthropic" | "gemini";
 export type Theme = "system" | "light" | "dark";

@@ -1207,8 +1207,9 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
             _ => {}
         },
         Ok(ReviewOutcome::Decided { kept: Some(k), .. }) => errln!(
-            "Rejected; kept the branch {}: it holds what changed in the worktree after the review{}. Delete it with `git branch -D {}` once you no longer need it.",
+            "Rejected; kept the branch {}{}{}. Delete it with `git branch -D {}` once you no longer need it.",
             k.branch,
+            k.why.words(),
             if k.files.is_empty() { String::new() } else { format!(" ({})", few(&k.files)) },
             k.branch
         ),
@@ -1467,16 +1468,19 @@ pub async fn review(id: String, v: Verdict, opts: RunOptions) -> u8 {
         }
         return revert_later(&engine, &sid, overwrite_of(&opts, &v), json);
     }
-    if let Err(code) = open_ended_review(&engine, &store, &sid, json).await {
-        return code;
+    if !v.comments.is_empty() && (decision != Decision::RequestChanges || v.resolve) {
+        return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
+    }
+    // A landing to resolve needs a review that met one: an ended task's has none.
+    if !v.resolve {
+        if let Err(code) = open_ended_review(&engine, &store, &sid, json).await {
+            return code;
+        }
     }
     let pending = store.pending_requests(&sid).unwrap_or_default();
     let Some((review_id, _, _)) = pending.into_iter().find(|(_, k, _)| k == "review") else {
         return fail(exit::USAGE, json, &no_review(&store, &sid));
     };
-    if !v.comments.is_empty() && (decision != Decision::RequestChanges || v.resolve) {
-        return fail(exit::USAGE, json, "--comment goes with --request-changes: comments are sent back to the agent");
-    }
     if v.resolve {
         return resolve(&engine, &store, &sid, &review_id, &opts).await;
     }
@@ -1674,33 +1678,39 @@ fn decision_of(v: &Verdict, json: bool) -> Result<Option<Decision>, u8> {
 /// the exit code, once said why there is nothing to review.
 async fn open_ended_review(engine: &Arc<Engine>, store: &Store, sid: &SessionId, json: bool) -> Result<(), u8> {
     use finishline_engine::agent::ended_review::{ENDED_UNREVIEWED, NOTHING_TO_REVIEW};
-    let Ok(status) = store.session(sid).map(|s| s.status) else { return Ok(()) };
-    if !ENDED_UNREVIEWED.contains(&status) {
+    let Ok(summary) = store.session(sid) else { return Ok(()) };
+    // An answer the engine found changed nothing is no task to review.
+    let answered = matches!(summary.end_reason, Some(EndReason::Conversation | EndReason::ConversationUnchecked));
+    // An attempt is reviewed with its group.
+    let competing = finishline_engine::agent::discard::competing_group(store, sid).ok().flatten().is_some();
+    if !ENDED_UNREVIEWED.contains(&summary.status) || (summary.status == SessionStatus::Idle && answered) || competing {
         return Ok(());
     }
     if !json {
-        errln!("{sid} ended {} without a review: here is what it changed, as it is now (no model is asked).", status.as_str());
+        errln!("{sid} ended {} without a review: opening its review as it is now (no model is asked)…", summary.status.as_str());
     }
-    let opened = match engine.review_ended(sid) {
-        Ok(run) => run,
+    let before = summary.last_seq;
+    match engine.review_ended(sid) {
+        Ok(run) => {
+            let _ = run.await;
+        }
+        // Opened meanwhile (the window, another terminal): it is decided as it is.
+        Err(_) if store.session(sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) => {}
         Err(e) => return Err(fail_on(if e.code() == finishline_engine::ErrorCode::Io { exit::FAILED } else { exit::USAGE }, json, &e)),
-    };
-    let _ = opened.await;
+    }
     if store.session(sid).is_ok_and(|s| s.status == SessionStatus::AwaitingReview) {
         return Ok(());
     }
-    // Ended as it was: it changed nothing (or the run failed, and said so in its history).
-    let why = store
-        .events_of_types(sid, &["error"])
-        .ok()
-        .and_then(|e| {
-            e.into_iter().rev().find_map(|e| match e.event {
-                EngineEvent::Error { message, .. } => Some(message),
-                _ => None,
-            })
-        })
-        .filter(|_| store.session(sid).is_ok_and(|s| s.status == SessionStatus::Failed && status != SessionStatus::Failed));
-    Err(fail(exit::USAGE, json, &why.unwrap_or_else(|| format!("{sid} {NOTHING_TO_REVIEW}"))))
+    // Ended as it was: it changed nothing, or its changes could not be gathered (said in its
+    // history by the run that tried).
+    let failed = store.events(sid, before).unwrap_or_default().into_iter().find_map(|e| match e.event {
+        EngineEvent::Error { message, .. } => Some(message),
+        _ => None,
+    });
+    match failed {
+        Some(why) => Err(fail(exit::FAILED, json, &why)),
+        None => Err(fail(exit::USAGE, json, &format!("{sid} {NOTHING_TO_REVIEW}. {}", no_review(store, sid)))),
+    }
 }
 
 /// [`open_ended_review`] for `sessions review ID` without a decision, which needs no engine

@@ -529,3 +529,22 @@ async fn a_task_killed_in_the_persons_folder_is_rejected_as_it_ended_and_reverte
     assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "mine\n", "the person's file is untouched");
     assert_eq!(server.requests().len(), asked, "no model was asked");
 }
+
+/// Killed while its command ran; the person then deleted what the command made. Asked for its
+/// review as it ended, it has nothing to show: it says so and stays interrupted, to resume as a
+/// resume (its budget and its place kept), not turned into a cancelled task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_task_with_nothing_left_to_review_stays_interrupted() {
+    let server = FakeServer::start(marker_scenario()).await.unwrap();
+    let url = server.base_url(Protocol::Openai);
+    let dir = tempfile::tempdir().unwrap();
+    let (id, cli, ws) = killed_while_its_command_runs(dir.path(), &url).await;
+    std::fs::remove_file(ws.join("marker.txt")).unwrap();
+    let shown = cli(&["sessions", "review", &id]).output().unwrap();
+    let said = String::from_utf8_lossy(&shown.stderr).to_string();
+    assert_eq!(shown.status.code(), Some(2), "{said}");
+    assert!(said.contains("changed no files: there is nothing to review") && said.contains("sessions resume"), "and the way on: {said}");
+    let list = cli(&["sessions", "list", "--json"]).output().unwrap();
+    let row: Value = serde_json::from_str(String::from_utf8_lossy(&list.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(row["status"], "interrupted", "{row}");
+}

@@ -4844,3 +4844,17 @@ async fn a_task_that_changed_nothing_has_no_review_to_open() {
     let list = lines(&cli.cmd(&["sessions", "list", "--json"]).output().unwrap());
     assert_eq!(list[0]["status"], "failed", "it stays as it ended: {list:?}");
 }
+
+/// A failed task whose worktree the person then worked in by hand: reviewed as it ended, their
+/// file is shown with the task's work, and a reject keeps the branch that holds it (it deleted
+/// the branch, and their file with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_reviewed_as_it_ended_keeps_its_branch_on_reject_for_the_persons_edit_in_its_worktree() {
+    let (_server, _dir, cli, r, task) = a_task_that_failed_after_writing(vec![]).await;
+    std::fs::write(task.folder.join("mine.txt"), "the person's work\n").unwrap();
+    let rejected = cli.review(&task.id, &["--reject"]);
+    let said = String::from_utf8_lossy(&rejected.stderr).to_string();
+    assert_eq!(rejected.status.code(), Some(3), "{said}");
+    assert!(said.contains(&format!("kept the branch {}", task.branch)) && said.contains("someone changed") && said.contains("mine.txt"), "{said}");
+    assert_eq!(git(&r, &["show", &format!("{}:mine.txt", task.branch)]), "the person's work");
+}

@@ -617,7 +617,10 @@ impl Engine {
             // session keeps its cancel token and its lease.
             let current = Arc::new(Mutex::new(run.clone()));
             let _end = RunEnd { engine: engine.clone(), session: session.clone(), run: current.clone() };
-            let _slot = match engine.wait_for_turn(&session, &run, &cancel, folder_turn).await {
+            // A review as the task ended calls no model and runs no tool: it takes no place.
+            let waits = start.trigger != RunTrigger::Review;
+            let turn = if waits { engine.wait_for_turn(&session, &run, &cancel, folder_turn).await } else { Ok(Some(None)) };
+            let _slot = match turn {
                 Ok(Some(slot)) => slot,
                 Ok(None) => {
                     let _ = engine.store.append_all(

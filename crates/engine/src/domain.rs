@@ -1021,6 +1021,10 @@ pub enum BranchKeptWhy {
     ChangedAfterTask,
     /// The person asked to keep the branch when putting the task away.
     Asked,
+    /// A rejected task's review held files someone changed while it worked or while Finishline
+    /// was closed (see [`crate::workspace::ownership::OwnedChange::edited_between`]): deleting the
+    /// branch would delete their edits.
+    EditedDuringTask,
 }
 
 impl BranchKeptWhy {
@@ -1033,6 +1037,7 @@ impl BranchKeptWhy {
                 ": it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task ended"
             }
             BranchKeptWhy::Asked => ", as you asked, with the task's work",
+            BranchKeptWhy::EditedDuringTask => ": it holds files someone changed while the task worked or while Finishline was closed, perhaps you",
         }
     }
 }

@@ -1077,6 +1077,8 @@ export function SessionView({
   // It may have written something: its review as it ended is offered (not after an answer that
   // the engine found changed nothing).
   const usedTools = model.items.some((it) => it.kind === "tool") && !(model.status === "idle" && (model.endReason === "conversation" || model.endReason === "conversation_unchecked"));
+  // Its last run was that review, and found nothing (or could not gather it): said there, not offered again.
+  const reviewedAsItEnded = model.runTrigger === "review";
   const strip = model.plan ? planStrip(model.plan, running) : null;
   // Where a note goes: a plan cancelled at its go-ahead runs the task without it; a plan that
   // stopped after a failed step hands it to the plan's revision.
@@ -1445,7 +1447,7 @@ export function SessionView({
               <span className="grow">
                 Its worktree on <code>{model.place.worktree.branch}</code> stays until you {resumable ? "resume it (a note for the agent is optional)" : "send a message to go on"}, review what the agent wrote there as it is, or discard it.
               </span>
-              <ReviewEndedButton sessionId={sessionId} onError={setError} />
+              {!reviewedAsItEnded && <ReviewEndedButton sessionId={sessionId} onError={setError} />}
               <button className="btn danger" onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
                 Discard its work
               </button>
@@ -1453,7 +1455,7 @@ export function SessionView({
           )}
           {/* In the person's folder, its changes are there undecided: reviewed as it ended, a
               reject puts them back. Offered once the agent used a tool (it may have written). */}
-          {ENDED_UNREVIEWED.includes(model.status) && model.place && !model.place.worktree && !model.attempt && usedTools && (
+          {ENDED_UNREVIEWED.includes(model.status) && model.place && !model.place.worktree && !model.attempt && usedTools && !reviewedAsItEnded && (
             <div className="notice row" data-testid="review-ended-offer">
               <span className="grow">What it changed stays in your folder undecided until you {resumable ? "resume it" : "send a message to go on"}, or review it as it is: keep it, or reject it and put it back.</span>
               <ReviewEndedButton sessionId={sessionId} onError={setError} />

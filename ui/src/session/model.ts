@@ -1060,6 +1060,7 @@ export const END_LABEL: Record<EndReason, string> = {
 export function branchKeptText(branch: string, files: string[], why: BranchKeptWhy): string {
   const which = files.length > 0 ? ` (${files.join(", ")})` : "";
   if (why === "asked") return `Kept the branch ${branch} with the task's work${which}, as you asked: \`git merge ${branch}\` on the branch you want it on takes it.`;
+  if (why === "edited_during_task") return `Kept the branch ${branch}: it holds files someone changed while the task worked or while Finishline was closed, perhaps you${which}.`;
   if (why === "changed_after_task") return `Kept the branch ${branch}: it holds work Finishline did not make, such as commits of yours or the agent's own, or what changed in the worktree after the task ended${which}.`;
   return `Kept the branch ${branch}: it holds what changed in the worktree after the review${which}.`;
 }

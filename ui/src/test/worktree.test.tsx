@@ -1034,6 +1034,7 @@ describe("a task that ended without a review", () => {
     // Nothing to show: the run's end says why the task is as it was.
     expect(await screen.findByText(/It changed no files: there is nothing to review/)).toBeInTheDocument();
     expect(screen.getByText("Review of the task as it ended")).toBeInTheDocument();
+    expect(screen.queryByTestId("review-ended-offer"), "not offered again once it found nothing").toBeNull();
   });
 
   it("says a review opened as the task ended for what it is, not as a second end", async () => {

@@ -492,7 +492,7 @@ impl Run {
     /// processes: a file another task writes while this one's window is open would be counted
     /// as this one's, shown in its review and deleted by its revert. Waits while another task's
     /// tools run, saying so, and gives up when the run is cancelled.
-    async fn wait_for_the_folder(&mut self) -> Result<crate::workspace::lock::WindowLock, super::run::Halt> {
+    pub(super) async fn wait_for_the_folder(&mut self) -> Result<crate::workspace::lock::WindowLock, super::run::Halt> {
         let mut told = false;
         loop {
             if let Some(lock) = crate::workspace::lock::WindowLock::try_take(&self.engine.config.data_dir, self.workspace.root())? {
@@ -508,6 +508,24 @@ impl Run {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
+    }
+
+    /// In the task's worktree, what changed after its last window (the person's hand there once
+    /// it ended) is shown with its work, marked as someone's edit: a reject keeps the branch that
+    /// holds it. Recorded as a window of its own.
+    pub(super) fn take_in_changes_after_the_task(&mut self) -> crate::Result<()> {
+        let (Some(cp), Some(last)) = (self.checkpoints.clone(), self.last_snapshot()) else { return Ok(()) };
+        let now = tokio::task::block_in_place(|| cp.snapshot("review"))?;
+        let changed = tokio::task::block_in_place(|| cp.window_changes(&last, &now))?;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let at = self.evidence.windows.len();
+        self.evidence.window_unseen.insert(at, changed.into_iter().map(|c| c.path).collect());
+        self.evidence.window_writes.resize(at, None);
+        self.evidence.windows.push((last, now));
+        self.evidence.window_writes.push(None);
+        self.emit_saving(vec![])
     }
 
     /// The run's latest snapshot: the end of its last window, else its start.

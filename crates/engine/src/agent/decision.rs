@@ -244,6 +244,7 @@ fn as_rebased(events: &[Envelope], wt: &TaskWorktree) -> TaskWorktree {
 pub struct KeptBranch {
     pub branch: String,
     pub files: Vec<String>,
+    pub why: BranchKeptWhy,
 }
 
 /// The comments on a review as they stand (edits replace, removals remove), in the order made.
@@ -688,7 +689,11 @@ impl Engine {
             (Decision::Reject, Some(wt)) => {
                 // Kept first: committing to the task's branch is harmless if the decision never
                 // gets recorded (an approve lands such changes anyway).
-                let kept = self.keep_after_review(&summary.id, &wt, &events)?;
+                // A file someone else changed while the task worked is in its branch too.
+                let kept = self.keep_after_review(&summary.id, &wt, &events)?.or_else(|| {
+                    let theirs: Vec<String> = reviewed_files(&events, review).into_iter().filter(|f| f.edited_between).map(|f| f.path).collect();
+                    (!theirs.is_empty()).then(|| KeptBranch { branch: wt.branch.clone(), files: theirs, why: BranchKeptWhy::EditedDuringTask })
+                });
                 let resolved = EngineEvent::ReviewResolved {
                     review_id: review.clone(),
                     decision: Decision::Reject,
@@ -700,11 +705,7 @@ impl Engine {
                 // Kept is part of the decision, recorded with it: a removal cut short is finished
                 // at the next start by what was recorded, not by guessing again.
                 let mut decided = vec![resolved];
-                decided.extend(kept.as_ref().map(|k| EngineEvent::BranchKept {
-                    branch: k.branch.clone(),
-                    files: k.files.clone(),
-                    why: BranchKeptWhy::ChangedAfterReview,
-                }));
+                decided.extend(kept.as_ref().map(|k| EngineEvent::BranchKept { branch: k.branch.clone(), files: k.files.clone(), why: k.why }));
                 decided.push(status_event(SessionStatus::Rejected));
                 self.store.resolve_request(review, RequestKind::Review, SessionStatus::AwaitingReview, None, decided)?;
                 self.remove_worktree_soon(&summary.id, &wt, WorktreeEnd::Rejected, kept.is_none());
@@ -1130,7 +1131,7 @@ impl Engine {
         // Rebased since: what it gained from the person's branch is not "changed after the review".
         let below = worktree::git_ok(repo, &["merge-base", "--is-ancestor", &reviewed, tip]);
         let files = if below { worktree::changed_between(wt, &reviewed, tip)? } else { vec![] };
-        Ok(Some(KeptBranch { branch: wt.branch.clone(), files }))
+        Ok(Some(KeptBranch { branch: wt.branch.clone(), files, why: BranchKeptWhy::ChangedAfterReview }))
     }
 
     /// Removes a decided task's worktree off the decision's path: deleting a large checkout takes

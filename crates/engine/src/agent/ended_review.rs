@@ -30,6 +30,13 @@ impl Engine {
         if summary.isolation == Some(Isolation::Worktree) && current_worktree(&events).is_none() {
             return Err(Error::InvalidInput(format!("{session} {NOTHING_TO_REVIEW} (its worktree went, empty)")));
         }
+        // Deleted by hand: what it held uncommitted is gone, and its branch holds the rest.
+        if let Some(wt) = current_worktree(&events).filter(|wt| !std::path::Path::new(&wt.folder).join(".git").exists()) {
+            return Err(Error::InvalidInput(format!(
+                "{session}'s worktree {} is gone (deleted by hand?): what it held that was not committed is lost; its branch {} keeps the rest, to merge or delete with git",
+                wt.folder, wt.branch
+            )));
+        }
         let folder = super::changes::folder_a_run_needs(&events, &summary.workspace);
         if let Err(e) = std::fs::metadata(&folder) {
             return Err(crate::workspace::unusable_now(&folder, &e));
@@ -62,29 +69,64 @@ pub const NOTHING_TO_REVIEW: &str = "changed no files: there is nothing to revie
 impl Run {
     /// The run of [`Engine::review_ended`]: a window a kill left open is closed (what changed in
     /// it after the run was last seen is asked about as someone's edit), and the changes go to
-    /// review with how the task ended. Nothing changed: the task ends as it was.
+    /// review with how the task ended. Nothing changed, or the review could not be gathered: the
+    /// task ends as it was (an interrupted one stays resumable), saying why.
     pub(super) async fn review_as_it_is(&mut self) -> crate::Result<()> {
-        self.checkpoint_ready().await?;
-        if self.evidence.window_open.is_some() {
-            self.close_window()?;
-        }
         let (status, end_reason) = self.how_it_ended()?;
-        if !self.has_changes_to_review() {
-            return self.finish(status, end_reason, Some(format!("It {NOTHING_TO_REVIEW}.")));
+        match self.gather_and_review(end_reason).await {
+            Ok(true) => Ok(()),
+            Ok(false) => self.finish(status, end_reason, Some(format!("It {NOTHING_TO_REVIEW}."))),
+            Err(e) => {
+                let message = format!("Its review could not be opened: {e}");
+                self.emit(EngineEvent::Error { code: e.code(), message: message.clone() })?;
+                self.finish(status, end_reason, Some(message))
+            }
         }
-        let remaining = self.evidence.previous_remaining.clone().unwrap_or_default();
-        self.review(super::review::ReviewInput { claim: Claim::None, claim_words: None, end_reason, remaining, stuck: None })
     }
 
-    /// How the task ended before the review was asked for: its last run's end (one cut off by a
-    /// crash has none, and is called cancelled).
+    /// Opens the review; `false` when there is nothing in it.
+    async fn gather_and_review(&mut self, end_reason: EndReason) -> crate::Result<bool> {
+        self.checkpoint_ready().await?;
+        if self.evidence.window_open.is_some() {
+            // Taken as a window's tools take it: another task's writes in the shared folder
+            // meanwhile are not this one's.
+            if self.folder.worktree.is_none() && self.checkpoints.is_some() && self.window_lock.is_none() {
+                self.window_lock = Some(
+                    self.wait_for_the_folder()
+                        .await
+                        .map_err(|_| Error::InvalidInput("cancelled while another task's tools were at work in the folder".into()))?,
+                );
+            }
+            self.close_window()?;
+        } else if self.folder.worktree.is_some() {
+            self.take_in_changes_after_the_task()?;
+        }
+        // Nothing recorded (checkpoints off): a worktree with work in it is still reviewed, as
+        // the review of a run without checkpoints is, from git.
+        let unrecorded_work = self.checkpoints.is_none()
+            && self.folder.worktree.as_ref().is_some_and(|wt| !super::changes::unused(&self.engine.store.events(&self.session, 0).unwrap_or_default(), wt));
+        if !self.has_changes_to_review() && !unrecorded_work {
+            return Ok(false);
+        }
+        let remaining = self.evidence.previous_remaining.clone().unwrap_or_default();
+        self.review(super::review::ReviewInput { claim: Claim::None, claim_words: None, end_reason, remaining, stuck: None })?;
+        Ok(true)
+    }
+
+    /// How the task ended before the review was asked for: its status then (interrupted, when a
+    /// crash cut it off), and its last run's end (a run a crash cut off has none: cancelled).
     fn how_it_ended(&self) -> crate::Result<(SessionStatus, EndReason)> {
-        let events = self.engine.store.events_of_types(&self.session, &["run_started", "run_finished"])?;
-        let last = events.iter().rev().filter(|e| e.run_id.as_ref() != Some(&self.run)).find_map(|e| match e.event {
-            EngineEvent::RunFinished { status, end_reason, .. } => Some(Some((status, end_reason))),
-            EngineEvent::RunStarted { .. } => Some(None),
+        let events = self.engine.store.events_of_types(&self.session, &["status_changed", "run_finished"])?;
+        let earlier = || events.iter().rev().filter(|e| e.run_id.as_ref() != Some(&self.run));
+        let status = earlier().find_map(|e| match e.event {
+            EngineEvent::StatusChanged { status, .. } if ENDED_UNREVIEWED.contains(&status) => Some(status),
             _ => None,
         });
-        Ok(last.flatten().unwrap_or((SessionStatus::Cancelled, EndReason::Cancelled)))
+        let end = earlier().find_map(|e| match e.event {
+            EngineEvent::RunFinished { end_reason, .. } => Some(end_reason),
+            _ => None,
+        });
+        let end = if status == Some(SessionStatus::Interrupted) { None } else { end };
+        Ok((status.unwrap_or(SessionStatus::Cancelled), end.unwrap_or(EndReason::Cancelled)))
     }
 }
