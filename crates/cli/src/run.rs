@@ -145,6 +145,8 @@ pub(crate) fn open_for(opts: &RunOptions, need: Need) -> Result<Opened, u8> {
             }
             Arc::new(s)
         }
+        // Said once when the words already name the folder.
+        Err(e) if e.to_string().contains(&data_dir.display().to_string()) => return Err(fail(exit::USAGE, json, &e.to_string())),
         Err(e) => return Err(fail(exit::USAGE, json, &format!("the history in {} cannot be opened: {e}", data_dir.display()))),
     };
     let _ = store.recover();

@@ -97,14 +97,19 @@ impl Store {
 
     /// [`Store::open`], with the log moved into the database every `every` (store/checkpoint.rs).
     pub fn open_checkpointing_every(path: &Path, clock: Arc<dyn Clock>, every: std::time::Duration) -> Result<Store> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let writer = Connection::open(path)?;
-        // The busy timeout first: switching a new file to WAL takes a lock another process
-        // opening it at the same moment may hold.
-        Self::configure(&writer)?;
-        Self::enable_wal(&writer)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| unwritable_folder(dir, &e.to_string()))?;
+        let new = !path.exists();
+        let opened = (|| -> Result<Connection> {
+            let writer = Connection::open(path)?;
+            // The busy timeout first: switching a new file to WAL takes a lock another process
+            // opening it at the same moment may hold.
+            Self::configure(&writer)?;
+            Self::enable_wal(&writer)?;
+            Ok(writer)
+        })();
+        // No history yet and none can be made: the folder is what to fix, not a database.
+        let writer = opened.map_err(|e| if new && matches!(e, Error::ReadOnly(_)) { unwritable_folder(dir, "permission denied") } else { e })?;
         // Commits leave the log to the checkpoint thread, so none of them waits on a disk sync.
         writer.pragma_update(None, "wal_autocheckpoint", checkpoint::BACKSTOP_PAGES)?;
         let reader = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)?;
@@ -688,4 +693,16 @@ fn sync_log(conn: &Connection) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A data folder that cannot be made or written, named with what to do: "Permission denied", or
+/// SQLite's "unable to open database file" about a history that does not exist yet, left the
+/// person to guess which folder.
+fn unwritable_folder(dir: &Path, why: &str) -> Error {
+    let why = why.split(" (os error").next().unwrap_or(why);
+    let said = format!(
+        "the data folder {} cannot be written ({why}), so no history can be kept there: check its owner and permissions, or use another",
+        dir.display()
+    );
+    Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, said))
 }

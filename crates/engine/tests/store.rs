@@ -1881,3 +1881,14 @@ fn a_failed_sessions_reason_is_in_its_summary_and_found_by_search() {
     store.append(&sid, Some(&RunId::new()), EngineEvent::RunStarted { trigger: RunTrigger::Message }).unwrap();
     assert_eq!(store.session(&sid).unwrap().failure, None);
 }
+
+/// A data folder that cannot be made is named, with what to do: "Not a directory" (or
+/// "Permission denied") alone left the person to guess which folder.
+#[test]
+fn a_data_folder_that_cannot_be_made_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taken"), "a file where the folder would go").unwrap();
+    let folder = dir.path().join("taken").join("data");
+    let why = Store::open(&folder.join("history.db"), Arc::new(finishline_engine::clock::SystemClock)).err().expect("refused").to_string();
+    assert!(why.contains(&folder.display().to_string()) && why.contains("check its owner and permissions"), "{why}");
+}

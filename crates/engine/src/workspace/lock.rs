@@ -16,6 +16,18 @@ thread_local! {
     static HELD: RefCell<Vec<(PathBuf, RawFd)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// A lock file that cannot be made or opened, named: "Permission denied" alone left the person
+/// to guess which folder (a data folder another user owns, a read-only one).
+fn unopenable(file: &Path, e: std::io::Error) -> Error {
+    let folder = file.parent().map_or_else(|| file.display().to_string(), |p| p.display().to_string());
+    let said = e.to_string();
+    let said = said.split(" (os error").next().unwrap_or_default();
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{folder} cannot be written to take the lock {}: {said}; check that folder's owner and permissions", file.display()),
+    ))
+}
+
 /// `attempt` until it takes what it tries for, or `wait` has passed; then `None`. Always tried
 /// once, however short the wait.
 fn within<T>(wait: std::time::Duration, mut attempt: impl FnMut() -> Result<Option<T>>) -> Result<Option<T>> {
@@ -56,14 +68,14 @@ impl WindowLock {
         // Outermost first, the same order for every holder.
         around.reverse();
         let wanted = around.into_iter().map(|a| (a, NonBlockingLockShared)).chain(std::iter::once((real.as_path(), NonBlockingLockExclusive)));
-        std::fs::create_dir_all(data_dir.join("locks"))?;
+        std::fs::create_dir_all(data_dir.join("locks")).map_err(|e| unopenable(&data_dir.join("locks").join("window.lock"), e))?;
         let mut files = Vec::new();
         for (place, how) in wanted {
             let path = window_file(data_dir, place);
             // A lock file this user cannot write (left by a run as another user) still locks.
             let f = match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(&path)?,
-                opened => opened?,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(&path).map_err(|e| unopenable(&path, e))?,
+                opened => opened.map_err(|e| unopenable(&path, e))?,
             };
             match rustix::fs::flock(&f, how) {
                 Ok(()) => files.push(f),
@@ -123,9 +135,9 @@ impl FolderLock {
             return Ok(Some(FolderLock { file: None }));
         }
         if let Some(dir) = file.parent().filter(|_| make_folder) {
-            std::fs::create_dir_all(dir)?;
+            std::fs::create_dir_all(dir).map_err(|e| unopenable(file, e))?;
         }
-        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file)?;
+        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(file).map_err(|e| unopenable(file, e))?;
         match rustix::fs::flock(&f, how) {
             Ok(()) => {}
             Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
@@ -173,6 +185,15 @@ pub fn inherit_held(cmd: &mut std::process::Command, file: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_that_cannot_be_made_names_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the locks folder should be: nothing can be made in it, root or not.
+        std::fs::write(dir.path().join("locks"), "").unwrap();
+        let why = FolderLock::acquire(&dir.path().join("locks").join("ses_1.lock")).err().expect("refused").to_string();
+        assert!(why.contains(&dir.path().join("locks").display().to_string()) && why.contains("check that folder"), "{why}");
+    }
 
     #[test]
     fn a_window_excludes_one_in_the_same_folder_or_inside_or_around_it_and_never_a_sibling() {
