@@ -988,7 +988,7 @@ fn decide_in_terminal(
                 catch_up(view, store, sid);
                 // Its event's line (`! not landed: …`) just said why.
                 if !view.tells() {
-                    errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) });
+                    errln!("{}", not_landed(&detail, &files));
                 }
                 // Only a moved branch is the agent's to resolve (the window offers the same).
                 let resolvable = reason.agent_can_resolve();
@@ -1225,7 +1225,7 @@ fn report(outcome: finishline_engine::Result<ReviewOutcome>, again: Again, told:
         Ok(ReviewOutcome::LandingBlocked { reason: LandingBlock::StoppedBehindAnother, detail, .. }) => errln!("{}.", crate::hint::sentence(&detail)),
         Ok(ReviewOutcome::LandingBlocked { .. }) if told => {}
         Ok(ReviewOutcome::LandingBlocked { detail, files, .. }) => {
-            errln!("Not landed: {detail}{}", if files.is_empty() { String::new() } else { format!(" ({})", files.join(", ")) })
+            errln!("{}", not_landed(&detail, &files))
         }
         Err(e) => errln!("finishline: {e}"),
     }
@@ -1658,6 +1658,15 @@ fn reject_unattended(engine: &Arc<Engine>, view: &mut View, sid: &SessionId, rev
 
 /// `sessions review ID` with no decision: what the waiting review decides on, each file's diff
 /// included, so a second terminal sees what it approves; then how to decide.
+/// Why a landing stopped, with the files it concerns named apart: put at the end of the
+/// detail, they read as the last choice's ("or keep the task's branch (notes.md)").
+fn not_landed(detail: &str, files: &[String]) -> String {
+    if files.is_empty() {
+        return format!("Not landed: {detail}");
+    }
+    format!("Not landed: {}. The files: {}.", detail.trim_end_matches('.'), few(files))
+}
+
 /// The decision `sessions review` was given; `None` when it only shows the review.
 fn decision_of(v: &Verdict, json: bool) -> Result<Option<Decision>, u8> {
     Ok(Some(match (v.approve, v.reject, &v.request_changes) {
@@ -2209,6 +2218,16 @@ pub(crate) fn prompt_line(q: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::AskedReview;
+
+    #[test]
+    fn a_stopped_landing_names_its_files_apart_from_the_last_choice() {
+        let said = super::not_landed(
+            "you have uncommitted edits in files the task changed: commit or stash them, then approve again, or keep the task's branch",
+            &["existing.txt".into()],
+        );
+        assert!(said.ends_with("or keep the task's branch. The files: existing.txt."), "{said}");
+        assert_eq!(super::not_landed("nothing moved", &[]), "Not landed: nothing moved");
+    }
     use finishline_engine::judge::audit::{AuditRule, Finding};
     use finishline_engine::judge::criteria::{CriterionResult, CriterionState};
 

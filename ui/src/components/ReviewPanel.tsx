@@ -1432,7 +1432,7 @@ const UNRECORDED =
 function copyText(c: OverwrittenCopy): string {
   return c.unattributed
     ? `${c.path} changed while a command or an external agent was at work, so an edit of yours then would look like the agent's: a copy of it as it was before the revert is kept at`
-    : `Your version of ${c.path}, overwritten as you said, is kept at`;
+    : `Your version of ${c.path}, which the revert replaced or removed as you said, is kept at`;
 }
 
 /** More copies than this of files changed while a command ran are said in one sentence (the engine's `COPIES_NAMED`). */

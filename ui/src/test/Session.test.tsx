@@ -469,7 +469,7 @@ describe("Session view", () => {
     const copy = "/home/p/.local/share/dev.finishline.app/overwritten/s1/notes.md";
     script([...running(), ...rejected("r1"), ev({ type: "reverted", restored: [], deleted: ["notes.md"], kept: [], copies: [{ path: "notes.md", copy }] })]);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByTestId("revert-copies")).toHaveTextContent(`Your version of notes.md, overwritten as you said, is kept at ${copy}.`);
+    expect(await screen.findByTestId("revert-copies")).toHaveTextContent(`Your version of notes.md, which the revert replaced or removed as you said, is kept at ${copy}.`);
   });
 
   it("a revert that replaced a file changed while a command ran says a copy is kept, in case the person's edit is in it", async () => {

@@ -787,7 +787,7 @@ pub fn copy_words(c: &crate::workspace::checkpoint::OverwrittenCopy, sentence: b
             c.path, c.copy
         )
     } else {
-        format!("{} version of {} (overwritten, as you said) is kept at {}", if sentence { "Your" } else { "your" }, c.path, c.copy)
+        format!("{} version of {}, which the revert replaced or removed as you said, is kept at {}", if sentence { "Your" } else { "your" }, c.path, c.copy)
     }
 }
 
