@@ -900,7 +900,7 @@ export function ReviewPanel({ review, tokens, managerAsked, onDecided, evaluator
         <span className="decide">
           <button className="btn danger" disabled={busy || comparing} onClick={reject} ref={rejectButton} data-testid="reject" title={comparing ? WHILE_COMPARING : worktree ? "Removes the task's worktree and branch" : undefined}>
             {/* The tick is Reject's alone: the button says so, beside an Approve it leaves as it is. */}
-            {!noBranch && !worktree && revert && !review.unrecorded ? "Reject and undo my files" : "Reject"}
+            {!noBranch && !worktree && revert && !review.unrecorded ? "Reject and undo its changes" : "Reject"}
           </button>
           {asking ? (
             <button

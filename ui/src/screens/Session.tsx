@@ -495,7 +495,7 @@ const TimelineItem = memo(function TimelineItem({ item }: { item: Item }) {
       return (
         <>
           <div className="divider">
-            {item.asItEnded && item.status === "awaiting_review" ? "Its review is open, as the task ended" : item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
+            {item.asItEnded && item.status === "awaiting_review" ? "Review opened as the task ended" : item.status === "busy" ? "Plan step ended" : "Run ended"}: {END_LABEL[item.endReason]}
             {item.stuck ? ` (${STUCK_LABEL[item.stuck.pattern] ?? item.stuck.pattern})` : ""}
             {item.why ? ` — ${item.why}` : ""}
           </div>
@@ -1076,7 +1076,9 @@ export function SessionView({
   const resumable = model.status === "interrupted" || model.status === "cancelled";
   // It may have written something: its review as it ended is offered (not after an answer that
   // the engine found changed nothing).
-  const usedTools = model.items.some((it) => it.kind === "tool") && !(model.status === "idle" && (model.endReason === "conversation" || model.endReason === "conversation_unchecked"));
+  const usedTools =
+    model.items.some((it) => it.kind === "tool" && !READ_ONLY_TOOLS.includes(it.tool)) &&
+    !(model.status === "idle" && (model.endReason === "conversation" || model.endReason === "conversation_unchecked"));
   // Its last run was that review, and found nothing (or could not gather it): said there, not offered again.
   const reviewedAsItEnded = model.runTrigger === "review";
   const strip = model.plan ? planStrip(model.plan, running) : null;
@@ -1510,6 +1512,9 @@ export function SessionView({
 
 /** Statuses in which a task ended without a review, its work (if any) undecided. */
 const ENDED_UNREVIEWED: string[] = ["failed", "cancelled", "interrupted", "idle"];
+
+/** The built-in agent's tools that change no file (the engine's `tool::READ_ONLY`). */
+const READ_ONLY_TOOLS = ["read_file", "list_dir", "glob", "grep", "fetch_url", "todo_write", "ask_user", "complete_task", "session_log"];
 
 /** Opens the review of a task that ended without one, as it is: no model is asked. */
 function ReviewEndedButton({ sessionId, onError }: { sessionId: string; onError: (e: AppError | null) => void }) {

@@ -426,11 +426,14 @@ function step(next: SessionModel, e: Envelope, at: (key: string) => number, push
       push({ kind: "run", key: `run-${e.seq}`, trigger: e.trigger, at: e.at, resolving: next.runResolving, afterCancel: next.status === "cancelled" || undefined });
       next.runTrigger = e.trigger;
       next.runAfterPlan = !!next.plan?.concluded && !next.plan.declined;
-      // Each run counts its own steps from its first: the last run's count is no news.
-      next.step = 0;
       // After an approval or a rejection the rounds before are settled: a follow-up in the same
       // folder is reviewed afresh, and its undo covers only what it changes.
       if (next.place?.decided) next.place = { ...next.place, decided: false, reviewedBefore: false, earlier: undefined, earlierUnrecorded: undefined };
+      // A review opened as the task ended is no new work: the last run's clock, step and failure
+      // (with its Retry) stay.
+      if (e.trigger === "review") break;
+      // Each run counts its own steps from its first: the last run's count is no news.
+      next.step = 0;
       // A plan's next step is a new run inside the same stretch of work: the clock goes on.
       if (!next.runClock || next.runClock.finishedAt !== undefined) next.runClock = { startedAt: Date.parse(e.at) };
       next.cycle = { n: 0, max: next.cycle.max };

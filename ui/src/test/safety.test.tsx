@@ -67,7 +67,7 @@ describe("safety in the window", () => {
     expect(box).not.toBeChecked();
     expect(screen.getByTestId("reject")).toHaveTextContent(/^Reject$/);
     await userEvent.click(box);
-    expect(screen.getByTestId("reject"), "the button says what the tick does, and Approve does not").toHaveTextContent("Reject and undo my files");
+    expect(screen.getByTestId("reject"), "the button says what the tick does, and Approve does not").toHaveTextContent("Reject and undo its changes");
     expect(screen.getByTestId("approve")).not.toHaveTextContent(/undo/);
     await userEvent.click(box);
     await userEvent.click(screen.getByTestId("reject"));

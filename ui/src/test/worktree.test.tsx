@@ -1037,6 +1037,43 @@ describe("a task that ended without a review", () => {
     expect(screen.queryByTestId("review-ended-offer"), "not offered again once it found nothing").toBeNull();
   });
 
+  it("offers the review as a task ended only after a tool that could write", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "list the folder", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "list_dir", input: { path: "." }, state: "done", output: "a.txt" }),
+      ev({ type: "error", code: "provider", message: "the model went away" }),
+      ev({ type: "run_finished", status: "failed", claim: "none", verdict: null, end_reason: "failed" }),
+      ev({ type: "status_changed", status: "failed" }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("retry-run")).toBeInTheDocument();
+    expect(screen.queryByTestId("review-ended-offer"), "listing the folder changed nothing").toBeNull();
+  });
+
+  it("keeps a failure's Retry once a review as it ended found nothing", async () => {
+    seq = 0;
+    const events = [
+      ev({ type: "session_created", task: "write a.txt", workspace: "/plain", provider: "openai", model: "m" }),
+      ev({ type: "task_workspace", isolation: "in_place", folder: "/plain" }),
+      ev({ type: "run_started", trigger: "task" }),
+      ev({ type: "tool_call", call_id: "c1", tool: "write_file", input: { path: "a.txt" }, state: "done", output: "Created a.txt" }),
+      ev({ type: "error", code: "provider", message: "the model went away" }),
+      ev({ type: "run_finished", status: "failed", claim: "none", verdict: null, end_reason: "failed" }),
+      ev({ type: "status_changed", status: "failed" }),
+      ev({ type: "run_started", trigger: "review" }),
+      ev({ type: "run_finished", status: "failed", claim: "none", verdict: null, end_reason: "failed" }),
+      ev({ type: "status_changed", status: "failed", message: "It changed no files: there is nothing to review." }),
+    ];
+    script(events, () => null);
+    render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
+    expect(await screen.findByTestId("retry-run")).toBeInTheDocument();
+    expect(screen.queryByTestId("review-ended")).toBeNull();
+  });
+
   it("says a review opened as the task ended for what it is, not as a second end", async () => {
     seq = 0;
     const events = [
@@ -1050,7 +1087,7 @@ describe("a task that ended without a review", () => {
     ];
     script(events, () => null);
     render(<SessionView sessionId="s1" onOpenHistory={() => {}} />);
-    expect(await screen.findByText("Its review is open, as the task ended: Cancelled")).toBeInTheDocument();
+    expect(await screen.findByText("Review opened as the task ended: Cancelled")).toBeInTheDocument();
     expect(screen.getAllByText("Run ended: Cancelled")).toHaveLength(1);
   });
 
