@@ -447,14 +447,8 @@ impl Run {
     /// it (see [`crate::workspace::ownership::OwnedChange::unattributed`]).
     pub(super) async fn open_window(&mut self, writes: Option<Vec<String>>) -> Result<(), super::run::Halt> {
         self.checkpoint_ready().await?;
-        if self.evidence.window_open.is_some() && self.heartbeat.is_none() {
-            // Left open by a kill: it closes now, at the end of the time the app was closed, so
-            // this run's tools start a window of their own.
-            if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
-                self.window_lock = Some(self.wait_for_the_folder().await?);
-            }
-            self.close_window()?;
-        }
+        // This run's tools start a window of their own.
+        self.close_window_left_open().await?;
         if self.evidence.window_open.is_some() {
             // Still open (tools that ended with an error): nothing in it is surely the agent's own
             // any more. Its tools take turns with other tasks' and reverts as any window's do.
@@ -492,7 +486,7 @@ impl Run {
     /// processes: a file another task writes while this one's window is open would be counted
     /// as this one's, shown in its review and deleted by its revert. Waits while another task's
     /// tools run, saying so, and gives up when the run is cancelled.
-    pub(super) async fn wait_for_the_folder(&mut self) -> Result<crate::workspace::lock::WindowLock, super::run::Halt> {
+    async fn wait_for_the_folder(&mut self) -> Result<crate::workspace::lock::WindowLock, super::run::Halt> {
         let mut told = false;
         loop {
             if let Some(lock) = crate::workspace::lock::WindowLock::try_take(&self.engine.config.data_dir, self.workspace.root())? {
@@ -508,6 +502,20 @@ impl Run {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
+    }
+
+    /// Closes a window a kill left open (this process opened none: it spans the time the app was
+    /// closed), taking the folder's turn first as a window's tools do, so another task's writes
+    /// in a shared folder meanwhile are not this one's.
+    pub(super) async fn close_window_left_open(&mut self) -> Result<(), super::run::Halt> {
+        if self.evidence.window_open.is_none() || self.heartbeat.is_some() {
+            return Ok(());
+        }
+        if self.folder.worktree.is_none() && self.window_lock.is_none() && self.checkpoints.is_some() {
+            self.window_lock = Some(self.wait_for_the_folder().await?);
+        }
+        self.close_window()?;
+        Ok(())
     }
 
     /// In the task's worktree, what changed after its last window (the person's hand there once

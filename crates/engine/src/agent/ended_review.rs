@@ -88,16 +88,10 @@ impl Run {
     async fn gather_and_review(&mut self, end_reason: EndReason) -> crate::Result<bool> {
         self.checkpoint_ready().await?;
         if self.evidence.window_open.is_some() {
-            // Taken as a window's tools take it: another task's writes in the shared folder
-            // meanwhile are not this one's.
-            if self.folder.worktree.is_none() && self.checkpoints.is_some() && self.window_lock.is_none() {
-                self.window_lock = Some(
-                    self.wait_for_the_folder()
-                        .await
-                        .map_err(|_| Error::InvalidInput("cancelled while another task's tools were at work in the folder".into()))?,
-                );
-            }
-            self.close_window()?;
+            self.close_window_left_open().await.map_err(|h| match h {
+                super::run::Halt::Store(e) => e,
+                _ => Error::InvalidInput("cancelled while another task's tools were at work in the folder".into()),
+            })?;
         } else if self.folder.worktree.is_some() {
             self.take_in_changes_after_the_task()?;
         }
